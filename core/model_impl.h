@@ -1,0 +1,258 @@
+// Internal layout of mbs_system and mbs_state, shared by the files of core/.
+//
+// Frames (Simbody monograms): G Ground, P parent body, B body, F mobilizer frame on P,
+// M mobilizer frame on B. X_AB = (R_AB, p_AB); V_GB = [w; v] of B's origin in G; H is the
+// hinge matrix (6 x nu, column-major per speed), H_FM in F, H (no suffix) in G.
+#ifndef MBS_CORE_MODEL_IMPL_H_
+#define MBS_CORE_MODEL_IMPL_H_
+
+#include <stddef.h>
+
+#include "mbs/dynamics.h"
+#include "mbs/function.h"
+#include "mbs/mobilizer.h"
+#include "mbs/spatial.h"
+#include "mbs/state.h"
+#include "mbs/status.h"
+#include "mbs/system.h"
+
+//---------------------------------- mobilizer kernels ------------------------------------------
+
+// what a mobilizer kernel sees of one body
+typedef struct mbs_mob_ctx {
+  const mbs_system* sys;
+  const mbs_state* st;
+  int body;
+  int nq, nu;
+  const double* param;  // the body's mobilizer parameters (pitch, radii)
+  double* pool;         // per-body scratch kept from Position to Velocity stage
+} mbs_mob_ctx;
+
+typedef struct mbs_mobilizer_ops {
+  const char* name;
+  int nq, nu;      // -1: per body (function-based)
+  int npool;       // doubles of per-body pool
+  int quat;        // index in q of a quaternion, or -1
+  // R_FM, p_FM and H_FM (6 x nu, column j at H_FM + 6 j) from q
+  void (*position)(const mbs_mob_ctx* c, const double* q, double R_FM[9], double p_FM[3],
+                   double* H_FM);
+  // HDot_FM u (time derivative in F), after position(); NULL: zero
+  void (*hdot_u)(const mbs_mob_ctx* c, const double* q, const double* u, double HDu[6]);
+  // q' = N(q) u; NULL: q' = u
+  void (*qdot)(const mbs_mob_ctx* c, const double* q, const double* u, double* qdot);
+  // u = N(q)^-1 q'; NULL: u = q'
+  void (*u_from_qdot)(const mbs_mob_ctx* c, const double* q, const double* qdot, double* u);
+  // q'' = N u' + N' u; NULL: q'' = u'
+  void (*qdotdot)(const mbs_mob_ctx* c, const double* q, const double* u, const double* udot,
+                  double* qdd);
+  // default q (q = 0 except identity quaternions); NULL: zeros
+  void (*default_q)(const mbs_mob_ctx* c, double* q);
+} mbs_mobilizer_ops;
+
+extern const mbs_mobilizer_ops mbs_mob_weld, mbs_mob_pin, mbs_mob_slider, mbs_mob_universal,
+    mbs_mob_cylinder, mbs_mob_planar, mbs_mob_screw, mbs_mob_translation, mbs_mob_gimbal,
+    mbs_mob_ball, mbs_mob_ball_xyz, mbs_mob_free, mbs_mob_free_xyz, mbs_mob_ellipsoid,
+    mbs_mob_ellipsoid_xyz, mbs_mob_function;
+
+// kernels for a type, indexed by mbs_mobilizer_type
+const mbs_mobilizer_ops* mbs_mobilizer_ops_of(mbs_mobilizer_type type);
+
+// shared rotation helpers for quaternion and X-Y-Z angle mobilizers (mobilizer_rotation.c)
+void mbs_quat_qdot(const double q[4], const double w[3], double qdot[4]);
+void mbs_quat_w_from_qdot(const double q[4], const double qdot[4], double w[3]);
+void mbs_quat_qdotdot(const double q[4], const double w[3], const double wdot[3], double qdd[4]);
+void mbs_xyz_qdot(const double a[3], const double w[3], double adot[3]);
+void mbs_xyz_w_from_qdot(const double a[3], const double adot[3], double w[3]);
+void mbs_xyz_qdotdot(const double a[3], const double w[3], const double wdot[3],
+                     double add[3]);
+
+//---------------------------------- system -----------------------------------------------------
+
+// offsets of a body's parameters from body_param_adr[b]
+enum {
+  MBS_BP_MASS = 0,
+  MBS_BP_COM = 1,        // 3
+  MBS_BP_INERTIA = 4,    // 6: xx yy zz xy xz yz about the COM in B
+  MBS_BP_PF_ANGLES = 10, // 3
+  MBS_BP_PF_P = 13,      // 3
+  MBS_BP_BM_ANGLES = 16, // 3
+  MBS_BP_BM_P = 19,      // 3
+  MBS_BP_MOB = 22,       // mobilizer parameters: screw pitch (1) or ellipsoid radii (3)
+};
+
+typedef struct mbs_func_desc {
+  mbs_function_type type;
+  int n;
+  int param_adr;   // in the State's parameter vector
+  int cache_adr;   // in the State's function cache
+  int inner;       // multiplier: inner function
+  char* name;
+} mbs_func_desc;
+
+typedef enum mbs_force_type {
+  MBS_FORCE_GRAVITY = 0,     // params g[3]
+  MBS_FORCE_MOBILITY,        // params value
+  MBS_FORCE_BODY_FORCE,      // params station[3], force[3]
+  MBS_FORCE_BODY_TORQUE,     // params torque[3]
+  MBS_FORCE_SPRING,          // params p1[3], p2[3], k, rest length
+  MBS_FORCE_DAMPER,          // params p1[3], p2[3], c
+  MBS_FORCE_MOBILITY_SPRING, // params k, q0
+  MBS_FORCE_MOBILITY_DAMPER, // params c
+} mbs_force_type;
+
+typedef struct mbs_force_desc {
+  mbs_force_type type;
+  int body1, body2;
+  int qindex, uindex;  // global coordinate / speed for mobility elements
+  int param_adr;
+  char* name;
+} mbs_force_desc;
+
+struct mbs_system {
+  char* name;
+  int finalized;
+  mbs_error err;
+
+  // bodies (index 0 = Ground), all arrays nbody long
+  int nbody, cap_body;
+  char** body_name;
+  char** mob_name;
+  int* body_parent;
+  mbs_mobilizer_type* body_mob;
+  int* body_qadr;       // first coordinate in q
+  int* body_nq;
+  int* body_uadr;       // first speed in u
+  int* body_nu;
+  int* body_param_adr;  // first parameter (see MBS_BP_*)
+  int* body_pool_adr;   // mobilizer pool in the State
+  int* body_fmob;       // function-mobilizer index, or -1
+  int* body_diadr;      // D^-1 block (nu x nu) in the State's articulated cache
+  int* body_nchild;     // number of children
+  mbs_function_mobilizer* fmob;
+  int nfmob, cap_fmob;
+
+  // functions
+  mbs_func_desc* func;
+  int nfunc, cap_func;
+  int nfunc_cache;
+
+  // forces
+  mbs_force_desc* force;
+  int nforce, cap_force;
+
+  // parameters
+  double* param_default;
+  int nparam, cap_param;
+  mbs_param_info* pblock;
+  int npblock, cap_pblock;
+
+  // sizes
+  int nq, nu, nz;
+  int npool, ndi;
+
+  // State layout, set by finalize
+  double* q_default;     // nq
+  size_t nvars;          // doubles in the variable block
+  size_t var_q, var_u, var_z, var_param, var_fapp, var_Fapp;
+  size_t scratch_bytes;
+};
+
+//---------------------------------- state ------------------------------------------------------
+
+struct mbs_state {
+  const mbs_system* sys;
+  int stage;
+  int abi_valid;        // articulated inertias (position-dependent, computed on demand)
+  mbs_error err;
+
+  // variables: one block [t | q | u | z | param | f_applied | F_applied]
+  double* vars;
+  double* q;
+  double* u;
+  double* z;
+  double* param;
+  double* f_applied;    // nu
+  double* F_applied;    // nbody x 6
+
+  // Instance: per body
+  mbs_transform* X_PF;
+  mbs_transform* X_BM;
+  mbs_transform* X_MB;
+  unsigned char* flags;        // MBS_BF_* per body
+  mbs_rigid_inertia* M_B;      // spatial inertia about B's origin, in B
+  double* func_cache;
+
+  // Position: per body
+  mbs_transform* X_FM;
+  mbs_transform* X_GB;
+  double* R_GF;                // 9 per body
+  double* l;                   // p_PB in G, 3 per body
+  double* r_F;                 // p_MB in F (from M's origin to B's origin), 3 per body
+  double* H_FM;                // 6 x nu, in F
+  double* H;                   // 6 x nu, in G (motion of B's origin in P)
+  mbs_rigid_inertia* M_G;      // spatial inertia about B's origin, in G
+  double* pool;                // mobilizer pools
+
+  // Velocity
+  double* V_GB;                // 6 per body
+  double* V_FM;                // 6 per body (H_FM u)
+  double* gyro;                // 6 per body: gyroscopic force [w x I w; m w x (w x c)]
+  double* A_c;                 // 6 per body: Coriolis acceleration
+  double* qdot;                // nq
+
+  // articulated-body inertias (Position)
+  double* P;                   // 36 per body
+  double* DI;                  // D^-1 blocks
+  double* G;                   // 6 x nu: P H D^-1
+
+  // Dynamics
+  double* F_body;              // 6 per body: applied body forces incl. gravity
+  double* f_mob;               // nu: applied generalized forces
+
+  // Acceleration
+  double* udot;                // nu
+  double* qdotdot;             // nq
+  double* A_GB;                // 6 per body
+
+  // scratch stack
+  unsigned char* stack;
+  size_t stack_size, stack_top, stack_peak;
+
+  void* block;                 // the single allocation holding everything above
+};
+
+// body flags (Instance stage)
+enum { MBS_BF_PF_NO_ROT = 1, MBS_BF_BM_IDENTITY = 2 };
+
+//---------------------------------- internal helpers -------------------------------------------
+
+// scratch: mark, allocate, release (LIFO). Allocation failure records MBS_ERR_STACK.
+size_t mbs_stack_mark(mbs_state* st);
+void* mbs_stack_alloc(mbs_state* st, size_t bytes, const char* func, int line);
+void mbs_stack_release(mbs_state* st, size_t mark);
+#define MBS_STACK_ALLOC(st, n, type) \
+  ((type*)mbs_stack_alloc((st), (size_t)(n) * sizeof(type), __func__, __LINE__))
+
+// invalidate the cache from `stage` upward
+void mbs_state_invalidate(mbs_state* st, mbs_stage stage);
+
+// check that a state belongs to a finalized system and is realized to `stage`
+int mbs_check_stage(const mbs_system* sys, mbs_state* st, mbs_stage stage, const char* func);
+
+// evaluate function f (with the multiplier chain) at x: value, first and second derivative
+void mbs_system_eval_function(const mbs_system* sys, const mbs_state* st, int f, double x,
+                              double d[3]);
+
+// make a mobilizer context for body b
+void mbs_mob_ctx_init(mbs_mob_ctx* c, const mbs_system* sys, const mbs_state* st, int b);
+
+// articulated-body inertias (tree_dynamics.c), computed if not valid
+int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st);
+// forward dynamics by the articulated-body method (tree_dynamics.c)
+int mbs_calc_forward_dynamics(const mbs_system* sys, mbs_state* st);
+// applied forces of all force elements (forces.c)
+int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob);
+// check force-element parameters (forces.c)
+int mbs_check_force_params(const mbs_system* sys, mbs_state* st);
+
+#endif  // MBS_CORE_MODEL_IMPL_H_

@@ -1,0 +1,322 @@
+// Spatial algebra kernels that are too long to inline; conventions in include/mbs/spatial.h.
+#include "mbs/spatial.h"
+
+//---------------------------------- rotations --------------------------------------------------
+
+void mbs_rot_x(double R[9], double a) {
+  const double c = cos(a), s = sin(a);
+  R[0] = 1; R[1] = 0; R[2] = 0;
+  R[3] = 0; R[4] = c; R[5] = -s;
+  R[6] = 0; R[7] = s; R[8] = c;
+}
+
+void mbs_rot_y(double R[9], double a) {
+  const double c = cos(a), s = sin(a);
+  R[0] = c;  R[1] = 0; R[2] = s;
+  R[3] = 0;  R[4] = 1; R[5] = 0;
+  R[6] = -s; R[7] = 0; R[8] = c;
+}
+
+void mbs_rot_z(double R[9], double a) {
+  const double c = cos(a), s = sin(a);
+  R[0] = c; R[1] = -s; R[2] = 0;
+  R[3] = s; R[4] = c;  R[5] = 0;
+  R[6] = 0; R[7] = 0;  R[8] = 1;
+}
+
+void mbs_rot_axis_angle(double R[9], const double k[3], double a) {
+  // R = c 1 + (1 - c) k k^T + s k x
+  const double c = cos(a), s = sin(a), t = 1 - c;
+  R[0] = c + t * k[0] * k[0];
+  R[1] = t * k[0] * k[1] - s * k[2];
+  R[2] = t * k[0] * k[2] + s * k[1];
+  R[3] = t * k[1] * k[0] + s * k[2];
+  R[4] = c + t * k[1] * k[1];
+  R[5] = t * k[1] * k[2] - s * k[0];
+  R[6] = t * k[2] * k[0] - s * k[1];
+  R[7] = t * k[2] * k[1] + s * k[0];
+  R[8] = c + t * k[2] * k[2];
+}
+
+void mbs_rot_body_xyz(double R[9], const double a[3]) {
+  // Rx(a0) Ry(a1) Rz(a2), multiplied out
+  const double c0 = cos(a[0]), s0 = sin(a[0]);
+  const double c1 = cos(a[1]), s1 = sin(a[1]);
+  const double c2 = cos(a[2]), s2 = sin(a[2]);
+  R[0] = c1 * c2;
+  R[1] = -c1 * s2;
+  R[2] = s1;
+  R[3] = c0 * s2 + s0 * s1 * c2;
+  R[4] = c0 * c2 - s0 * s1 * s2;
+  R[5] = -s0 * c1;
+  R[6] = s0 * s2 - c0 * s1 * c2;
+  R[7] = s0 * c2 + c0 * s1 * s2;
+  R[8] = c0 * c1;
+}
+
+void mbs_rot_to_body_xyz(double a[3], const double R[9]) {
+  double s1 = R[2];
+  if (s1 > 1) s1 = 1;
+  if (s1 < -1) s1 = -1;
+  a[1] = asin(s1);
+  if (fabs(s1) < 1 - 1e-12) {
+    a[0] = atan2(-R[5], R[8]);
+    a[2] = atan2(-R[1], R[0]);
+  } else {
+    // gimbal lock: only a0 +- a2 is defined; put it all in a0
+    a[2] = 0;
+    a[0] = atan2(R[7], R[4]);
+  }
+}
+
+void mbs_body_xyz_rate_matrix(double E[9], const double a[3]) {
+  const double c0 = cos(a[0]), s0 = sin(a[0]);
+  const double c1 = cos(a[1]), s1 = sin(a[1]);
+  E[0] = 1; E[1] = 0;  E[2] = s1;
+  E[3] = 0; E[4] = c0; E[5] = -s0 * c1;
+  E[6] = 0; E[7] = s0; E[8] = c0 * c1;
+}
+
+void mbs_quat_to_rot(double R[9], const double qin[4]) {
+  const double n2 = qin[0] * qin[0] + qin[1] * qin[1] + qin[2] * qin[2] + qin[3] * qin[3];
+  const double s = n2 > 0 ? 2.0 / n2 : 0.0;
+  const double q0 = qin[0], q1 = qin[1], q2 = qin[2], q3 = qin[3];
+  R[0] = 1 - s * (q2 * q2 + q3 * q3);
+  R[1] = s * (q1 * q2 - q0 * q3);
+  R[2] = s * (q1 * q3 + q0 * q2);
+  R[3] = s * (q1 * q2 + q0 * q3);
+  R[4] = 1 - s * (q1 * q1 + q3 * q3);
+  R[5] = s * (q2 * q3 - q0 * q1);
+  R[6] = s * (q1 * q3 - q0 * q2);
+  R[7] = s * (q2 * q3 + q0 * q1);
+  R[8] = 1 - s * (q1 * q1 + q2 * q2);
+}
+
+void mbs_rot_to_quat(double q[4], const double R[9]) {
+  // Shepperd's method: pivot on the largest of the four squared components
+  const double tr = R[0] + R[4] + R[8];
+  double w[4] = {tr, R[0], R[4], R[8]};
+  int k = 0;
+  for (int i = 1; i < 4; i++)
+    if (w[i] > w[k]) k = i;
+  double t;
+  switch (k) {
+    case 0:
+      t = sqrt(1 + tr) * 2;
+      q[0] = 0.25 * t;
+      q[1] = (R[7] - R[5]) / t;
+      q[2] = (R[2] - R[6]) / t;
+      q[3] = (R[3] - R[1]) / t;
+      break;
+    case 1:
+      t = sqrt(1 + 2 * R[0] - tr) * 2;
+      q[0] = (R[7] - R[5]) / t;
+      q[1] = 0.25 * t;
+      q[2] = (R[1] + R[3]) / t;
+      q[3] = (R[2] + R[6]) / t;
+      break;
+    case 2:
+      t = sqrt(1 + 2 * R[4] - tr) * 2;
+      q[0] = (R[2] - R[6]) / t;
+      q[1] = (R[1] + R[3]) / t;
+      q[2] = 0.25 * t;
+      q[3] = (R[5] + R[7]) / t;
+      break;
+    default:
+      t = sqrt(1 + 2 * R[8] - tr) * 2;
+      q[0] = (R[3] - R[1]) / t;
+      q[1] = (R[2] + R[6]) / t;
+      q[2] = (R[5] + R[7]) / t;
+      q[3] = 0.25 * t;
+      break;
+  }
+  if (q[0] < 0)
+    for (int i = 0; i < 4; i++) q[i] = -q[i];
+  const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; i++) q[i] /= n;
+}
+
+void mbs_quat_mul(double r[4], const double a[4], const double b[4]) {
+  r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+//---------------------------------- transforms -------------------------------------------------
+
+void mbs_tf_mul(mbs_transform* X_AC, const mbs_transform* X_AB, const mbs_transform* X_BC) {
+  double p[3];
+  mbs_m33_vec(p, X_AB->R, X_BC->p);
+  mbs_v3_add(X_AC->p, X_AB->p, p);
+  mbs_m33_mul(X_AC->R, X_AB->R, X_BC->R);
+}
+
+void mbs_tf_inverse(mbs_transform* X_BA, const mbs_transform* X_AB) {
+  double p[3];
+  mbs_m33_tvec(p, X_AB->R, X_AB->p);
+  mbs_v3_scale(X_BA->p, p, -1.0);
+  mbs_m33_transpose(X_BA->R, X_AB->R);
+}
+
+void mbs_tf_point(double p_A[3], const mbs_transform* X_AB, const double p_B[3]) {
+  double r[3];
+  mbs_m33_vec(r, X_AB->R, p_B);
+  mbs_v3_add(p_A, X_AB->p, r);
+}
+
+void mbs_tf_from_xyz(mbs_transform* X, const double angles[3], const double p[3]) {
+  mbs_rot_body_xyz(X->R, angles);
+  mbs_v3_copy(X->p, p);
+}
+
+//---------------------------------- rigid-body inertia -----------------------------------------
+
+void mbs_inertia_shift_from_com(double I_O[9], double m, const double c[3], const double I_C[9]) {
+  // I_O = I_C + m ((c.c) 1 - c c^T)
+  const double cc = mbs_v3_dot(c, c);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      I_O[3 * i + j] = I_C[3 * i + j] + m * ((i == j ? cc : 0.0) - c[i] * c[j]);
+}
+
+void mbs_inertia_rotate(double r[9], const double R[9], const double I[9]) {
+  double t[9];
+  mbs_m33_mul(t, R, I);
+  mbs_m33_mult(r, t, R);
+  // enforce exact symmetry
+  r[3] = r[1] = 0.5 * (r[1] + r[3]);
+  r[6] = r[2] = 0.5 * (r[2] + r[6]);
+  r[7] = r[5] = 0.5 * (r[5] + r[7]);
+}
+
+void mbs_rigid_inertia_mul(double F[6], const mbs_rigid_inertia* M, const double V[6]) {
+  double t[3];
+  mbs_m33_vec(F, M->I, V);
+  mbs_v3_cross(t, M->c, V + 3);
+  mbs_v3_axpy(F, M->m, t);
+  mbs_v3_cross(t, M->c, V);
+  F[3] = M->m * (V[3] - t[0]);
+  F[4] = M->m * (V[4] - t[1]);
+  F[5] = M->m * (V[5] - t[2]);
+}
+
+void mbs_rigid_inertia_to_mat(double P[36], const mbs_rigid_inertia* M) {
+  memset(P, 0, 36 * sizeof(double));
+  mbs_rigid_inertia_add_to_mat(P, M);
+}
+
+void mbs_rigid_inertia_add_to_mat(double P[36], const mbs_rigid_inertia* M) {
+  const double m = M->m;
+  const double mc0 = m * M->c[0], mc1 = m * M->c[1], mc2 = m * M->c[2];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) P[6 * i + j] += M->I[3 * i + j];
+  // upper right m c x
+  P[4] += -mc2; P[5] += mc1;
+  P[9] += mc2;  P[11] += -mc0;
+  P[15] += -mc1; P[16] += mc0;
+  // lower left -m c x = (m c x)^T
+  P[19] += mc2; P[20] += -mc1;
+  P[24] += -mc2; P[26] += mc0;
+  P[30] += mc1; P[31] += -mc0;
+  P[21] += m; P[28] += m; P[35] += m;
+}
+
+void mbs_inertia_from_moments(double I[9], const double mo[6]) {
+  I[0] = mo[0]; I[1] = mo[3]; I[2] = mo[4];
+  I[3] = mo[3]; I[4] = mo[1]; I[5] = mo[5];
+  I[6] = mo[4]; I[7] = mo[5]; I[8] = mo[2];
+}
+
+//---------------------------------- 6x6 matrices -----------------------------------------------
+
+void mbs_m66_vec(double r[6], const double P[36], const double a[6]) {
+  for (int i = 0; i < 6; i++) {
+    const double* p = P + 6 * i;
+    r[i] = p[0] * a[0] + p[1] * a[1] + p[2] * a[2] + p[3] * a[3] + p[4] * a[4] + p[5] * a[5];
+  }
+}
+
+void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]) {
+  for (int i = 0; i < 6; i++) {
+    const double* p = P + 6 * i;
+    r[i] += p[0] * a[0] + p[1] * a[1] + p[2] * a[2] + p[3] * a[3] + p[4] * a[4] + p[5] * a[5];
+  }
+}
+
+void mbs_m66_shift_add(double r[36], const double P[36], const double l[3]) {
+  // blocks of P: J (top left), F (top right), M (bottom right); L = l x
+  const double l0 = l[0], l1 = l[1], l2 = l[2];
+  double Fp[9], LFt[9], J[9];
+  // F' = F + L M
+  for (int j = 0; j < 3; j++) {
+    const double m0 = P[18 + 3 + j], m1 = P[24 + 3 + j], m2 = P[30 + 3 + j];
+    Fp[j]     = P[3 + j] + (-l2 * m1 + l1 * m2);
+    Fp[3 + j] = P[9 + j] + (l2 * m0 - l0 * m2);
+    Fp[6 + j] = P[15 + j] + (-l1 * m0 + l0 * m1);
+  }
+  // L F^T: (F^T)[k][j] = F[j][k]
+  for (int j = 0; j < 3; j++) {
+    const double f0 = P[6 * j + 3], f1 = P[6 * j + 4], f2 = P[6 * j + 5];  // row j of F
+    LFt[j]     = -l2 * f1 + l1 * f2;
+    LFt[3 + j] = l2 * f0 - l0 * f2;
+    LFt[6 + j] = -l1 * f0 + l0 * f1;
+  }
+  // J' = J + L F^T - F' L
+  for (int i = 0; i < 3; i++) {
+    const double a0 = Fp[3 * i], a1 = Fp[3 * i + 1], a2 = Fp[3 * i + 2];
+    J[3 * i]     = P[6 * i] + LFt[3 * i] - (a1 * l2 - a2 * l1);
+    J[3 * i + 1] = P[6 * i + 1] + LFt[3 * i + 1] - (-a0 * l2 + a2 * l0);
+    J[3 * i + 2] = P[6 * i + 2] + LFt[3 * i + 2] - (a0 * l1 - a1 * l0);
+  }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      r[6 * i + j] += J[3 * i + j];
+      r[6 * i + 3 + j] += Fp[3 * i + j];
+      r[6 * (3 + j) + i] += Fp[3 * i + j];
+      r[6 * (3 + i) + 3 + j] += P[6 * (3 + i) + 3 + j];
+    }
+}
+
+//---------------------------------- inertia checks ---------------------------------------------
+
+void mbs_sym33_eigenvalues(double ev[3], const double A[9]) {
+  // closed form for symmetric 3x3 (trigonometric solution of the characteristic cubic)
+  const double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+  const double q = (A[0] + A[4] + A[8]) / 3;
+  if (p1 == 0) {
+    double a = A[0], b = A[4], c = A[8], t;
+    if (a > b) { t = a; a = b; b = t; }
+    if (b > c) { t = b; b = c; c = t; }
+    if (a > b) { t = a; a = b; b = t; }
+    ev[0] = a; ev[1] = b; ev[2] = c;
+    return;
+  }
+  const double d0 = A[0] - q, d1 = A[4] - q, d2 = A[8] - q;
+  const double p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2 * p1;
+  const double p = sqrt(p2 / 6);
+  double B[9];
+  for (int i = 0; i < 9; i++) B[i] = (A[i] - (i % 4 == 0 ? q : 0)) / p;
+  double r = (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+              B[2] * (B[3] * B[7] - B[4] * B[6])) / 2;
+  if (r < -1) r = -1;
+  if (r > 1) r = 1;
+  const double phi = acos(r) / 3;
+  const double e2 = q + 2 * p * cos(phi);
+  const double e0 = q + 2 * p * cos(phi + 2 * M_PI / 3);
+  ev[0] = e0;
+  ev[2] = e2;
+  ev[1] = 3 * q - e0 - e2;
+}
+
+int mbs_inertia_is_physical(const double I[9]) {
+  for (int i = 0; i < 9; i++)
+    if (!isfinite(I[i])) return 0;
+  const double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
+  const double tol = 1e-9 * scale;
+  if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol) return 0;
+  double ev[3];
+  mbs_sym33_eigenvalues(ev, I);
+  if (ev[0] < -tol) return 0;
+  return ev[2] <= ev[0] + ev[1] + tol;
+}

@@ -1,0 +1,15 @@
+// mbstudy core: one header for the whole public API of the dynamics engine.
+#ifndef MBS_MBS_H_
+#define MBS_MBS_H_
+
+#include "mbs/dynamics.h"
+#include "mbs/function.h"
+#include "mbs/integrate.h"
+#include "mbs/mobilizer.h"
+#include "mbs/spatial.h"
+#include "mbs/state.h"
+#include "mbs/status.h"
+#include "mbs/system.h"
+#include "mbs/version.h"
+
+#endif  // MBS_MBS_H_

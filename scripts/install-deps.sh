@@ -1,0 +1,62 @@
+#!/bin/sh
+# Install the Debian packages mbstudy needs, only those missing (idempotent).
+#
+#   scripts/install-deps.sh           build and run dependencies
+#   scripts/install-deps.sh --tests   also what the test suite and the comparison engines need
+#
+# Set MBS_NO_APT=1 to skip this step, e.g. on a cluster where the dependencies come from
+# environment modules (see README.md, "Building on a cluster").
+set -eu
+
+if [ "${MBS_NO_APT:-0}" = "1" ]; then
+    echo "install-deps: MBS_NO_APT=1, not installing packages"
+    exit 0
+fi
+
+packages="cmake make gcc pkg-config
+  libopenmpi-dev openmpi-bin
+  libhdf5-openmpi-dev hdf5-tools
+  liblapacke-dev libopenblas-dev
+  libsundials-dev
+  libxml2-dev libfyaml-dev librandom123-dev"
+
+if [ "${1:-}" = "--tests" ]; then
+    # g++ builds the Simbody cross-check; h5py reads result files in tests.
+    packages="$packages g++ valgrind python3-h5py python3-numpy libsimbody-dev libmujoco-dev"
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps: this is not a Debian-like system; install the equivalents of:" >&2
+    echo "  $packages" >&2
+    exit 1
+fi
+
+missing=""
+for p in $packages; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+        *"install ok installed"*) ;;
+        *) missing="$missing $p" ;;
+    esac
+done
+
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+else
+    echo "install-deps: not root and no sudo; ask an administrator to install:$missing" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists yet; refresh them once, then install.
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
