@@ -87,7 +87,7 @@ static int realize_instance_bodies(const mbs_system* sys, mbs_state* st) {
     mbs_rigid_inertia* M = &st->M_B[b];
     M->m = m;
     mbs_v3_copy(M->c, p + MBS_BP_COM);
-    mbs_inertia_shift_from_com(M->I, m, M->c, I_C);
+    mbs_inertia_shift_from_com(M->Io, m, M->c, I_C);
   }
   return MBS_OK;
 }
@@ -220,7 +220,7 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
     mbs_rigid_inertia* M = &st->M_G[b];
     M->m = st->M_B[b].m;
     mbs_m33_vec(M->c, X_GB->R, st->M_B[b].c);
-    mbs_inertia_rotate(M->I, X_GB->R, st->M_B[b].I);
+    mbs_inertia_rotate(M->Io, X_GB->R, st->M_B[b].Io);
   }
   st->stage = MBS_STAGE_POSITION;
   st->abi_valid = 0;
@@ -285,7 +285,7 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     const mbs_rigid_inertia* M = &st->M_G[b];
     double* gy = st->gyro + 6 * b;
     double Iw[3];
-    mbs_m33_vec(Iw, M->I, V);
+    mbs_m33_vec(Iw, M->Io, V);
     mbs_v3_cross(gy, V, Iw);
     mbs_v3_cross(wr, V, M->c);
     mbs_v3_cross(t, V, wr);

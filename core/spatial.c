@@ -180,9 +180,9 @@ void mbs_inertia_shift_from_com(double I_O[9], double m, const double c[3], cons
       I_O[3 * i + j] = I_C[3 * i + j] + m * ((i == j ? cc : 0.0) - c[i] * c[j]);
 }
 
-void mbs_inertia_rotate(double r[9], const double R[9], const double I[9]) {
+void mbs_inertia_rotate(double r[9], const double R[9], const double Imat[9]) {
   double t[9];
-  mbs_m33_mul(t, R, I);
+  mbs_m33_mul(t, R, Imat);
   mbs_m33_mult(r, t, R);
   // enforce exact symmetry
   r[3] = r[1] = 0.5 * (r[1] + r[3]);
@@ -192,7 +192,7 @@ void mbs_inertia_rotate(double r[9], const double R[9], const double I[9]) {
 
 void mbs_rigid_inertia_mul(double F[6], const mbs_rigid_inertia* M, const double V[6]) {
   double t[3];
-  mbs_m33_vec(F, M->I, V);
+  mbs_m33_vec(F, M->Io, V);
   mbs_v3_cross(t, M->c, V + 3);
   mbs_v3_axpy(F, M->m, t);
   mbs_v3_cross(t, M->c, V);
@@ -210,7 +210,7 @@ void mbs_rigid_inertia_add_to_mat(double P[36], const mbs_rigid_inertia* M) {
   const double m = M->m;
   const double mc0 = m * M->c[0], mc1 = m * M->c[1], mc2 = m * M->c[2];
   for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) P[6 * i + j] += M->I[3 * i + j];
+    for (int j = 0; j < 3; j++) P[6 * i + j] += M->Io[3 * i + j];
   // upper right m c x
   P[4] += -mc2; P[5] += mc1;
   P[9] += mc2;  P[11] += -mc0;
@@ -222,10 +222,10 @@ void mbs_rigid_inertia_add_to_mat(double P[36], const mbs_rigid_inertia* M) {
   P[21] += m; P[28] += m; P[35] += m;
 }
 
-void mbs_inertia_from_moments(double I[9], const double mo[6]) {
-  I[0] = mo[0]; I[1] = mo[3]; I[2] = mo[4];
-  I[3] = mo[3]; I[4] = mo[1]; I[5] = mo[5];
-  I[6] = mo[4]; I[7] = mo[5]; I[8] = mo[2];
+void mbs_inertia_from_moments(double J[9], const double mo[6]) {
+  J[0] = mo[0]; J[1] = mo[3]; J[2] = mo[4];
+  J[3] = mo[3]; J[4] = mo[1]; J[5] = mo[5];
+  J[6] = mo[4]; J[7] = mo[5]; J[8] = mo[2];
 }
 
 //---------------------------------- 6x6 matrices -----------------------------------------------
@@ -309,14 +309,14 @@ void mbs_sym33_eigenvalues(double ev[3], const double A[9]) {
   ev[1] = 3 * q - e0 - e2;
 }
 
-int mbs_inertia_is_physical(const double I[9]) {
+int mbs_inertia_is_physical(const double J[9]) {
   for (int i = 0; i < 9; i++)
-    if (!isfinite(I[i])) return 0;
-  const double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
+    if (!isfinite(J[i])) return 0;
+  const double scale = fabs(J[0]) + fabs(J[4]) + fabs(J[8]);
   const double tol = 1e-9 * scale;
-  if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol) return 0;
+  if (fabs(J[1] - J[3]) > tol || fabs(J[2] - J[6]) > tol || fabs(J[5] - J[7]) > tol) return 0;
   double ev[3];
-  mbs_sym33_eigenvalues(ev, I);
+  mbs_sym33_eigenvalues(ev, J);
   if (ev[0] < -tol) return 0;
   return ev[2] <= ev[0] + ev[1] + tol;
 }

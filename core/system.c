@@ -243,9 +243,9 @@ int mbs_system_add_body(mbs_system* sys, const mbs_body_spec* s) {
   if (!isfinite(s->mass) || s->mass < 0)
     return MBS_FAIL(&sys->err, MBS_ERR_PARAMETER, comp, "%s: mass %g is negative or not finite",
                     comp, s->mass);
-  double I[9];
-  mbs_inertia_from_moments(I, s->inertia);
-  if (!all_finite(s->com, 3) || !mbs_inertia_is_physical(I))
+  double I_C[9];
+  mbs_inertia_from_moments(I_C, s->inertia);
+  if (!all_finite(s->com, 3) || !mbs_inertia_is_physical(I_C))
     return MBS_FAIL(&sys->err, MBS_ERR_PARAMETER, comp,
                     "%s: inertia (%g %g %g %g %g %g) is not physical (it must be positive "
                     "semidefinite with principal moments obeying the triangle inequality)",

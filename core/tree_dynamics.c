@@ -257,7 +257,11 @@ int mbs_calc_mass_matrix(const mbs_system* sys, mbs_state* st, double* M) {
     for (int j = 0; j < nub; j++) {
       double F[6];
       mbs_m66_vec(F, R + 36 * b, Hb + 6 * j);
-      for (int i = 0; i < nub; i++) M[(ub + i) * n + ub + j] = mbs_sv_dot(Hb + 6 * i, F);
+      for (int i = 0; i <= j; i++) {  // diagonal block, filled symmetrically
+        const double m = mbs_sv_dot(Hb + 6 * i, F);
+        M[(ub + i) * n + ub + j] = m;
+        M[(ub + j) * n + ub + i] = m;
+      }
       // walk to the root, shifting the force to each ancestor's origin
       for (int a = b; sys->body_parent[a] != 0;) {
         double Fs[6];

@@ -208,13 +208,13 @@ static inline void mbs_sv_rotate(double r[6], const double R[9], const double a[
 typedef struct mbs_rigid_inertia {
   double m;
   double c[3];
-  double I[9];  // inertia about O, symmetric
+  double Io[9];    // inertia about O, symmetric
 } mbs_rigid_inertia;
 
 // inertia about O from the inertia about the center of mass (parallel-axis theorem)
 void mbs_inertia_shift_from_com(double I_O[9], double m, const double c[3], const double I_C[9]);
 // inertia about O re-expressed: I' = R I R^T
-void mbs_inertia_rotate(double r[9], const double R[9], const double I[9]);
+void mbs_inertia_rotate(double r[9], const double R[9], const double Imat[9]);
 // F = M V for a rigid spatial inertia: [I w + m c x v; m (v - c x w)]
 void mbs_rigid_inertia_mul(double F[6], const mbs_rigid_inertia* M, const double V[6]);
 // expand a rigid spatial inertia into a 6x6 matrix
@@ -222,7 +222,7 @@ void mbs_rigid_inertia_to_mat(double P[36], const mbs_rigid_inertia* M);
 // 6x6 inertia from a rigid inertia, added in place: P += M
 void mbs_rigid_inertia_add_to_mat(double P[36], const mbs_rigid_inertia* M);
 // inertia matrix from OpenSim's six moments (xx yy zz xy xz yz)
-void mbs_inertia_from_moments(double I[9], const double moments[6]);
+void mbs_inertia_from_moments(double Imat[9], const double moments[6]);
 // eigenvalues of a symmetric 3x3 matrix, ascending
 void mbs_sym33_eigenvalues(double ev[3], const double A[9]);
 // 1 if a central inertia is physical: symmetric, finite, principal moments >= 0 and each at
