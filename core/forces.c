@@ -63,6 +63,30 @@ static void station_kinematics(const mbs_state* st, int b, const double p_BS[3],
   }
 }
 
+// A spring on coordinate q_k with potential k (q_k - q0)^2 / 2 applies the generalized force
+// -N^T grad(PE) = -k (q_k - q0) N[k][:] in u-space (q' = N u), so that it is conservative also
+// where q' != u (X-Y-Z angle coordinates of ball, free and ellipsoid mobilizers).
+static void mobility_spring(const mbs_system* sys, const mbs_state* st, const mbs_force_desc* fd,
+                            double dpe_dq, double* f_mob) {
+  const int b = fd->body1;
+  const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
+  if (!ops->qdot) {  // q' = u
+    f_mob[fd->uindex] -= dpe_dq;
+    return;
+  }
+  const int nu = sys->body_nu[b], qadr = sys->body_qadr[b], uadr = sys->body_uadr[b];
+  const int k = fd->qindex - qadr;
+  mbs_mob_ctx c;
+  mbs_mob_ctx_init(&c, sys, st, b);
+  double e[6] = {0, 0, 0, 0, 0, 0}, col[7];
+  for (int j = 0; j < nu; j++) {  // column j of N
+    e[j] = 1;
+    ops->qdot(&c, st->q + qadr, e, col);
+    e[j] = 0;
+    f_mob[uadr + j] -= dpe_dq * col[k];
+  }
+}
+
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob) {
   const int nb = sys->nbody;
   memcpy(F_body, st->F_applied, 6 * (size_t)nb * sizeof(double));
@@ -117,7 +141,7 @@ int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body
         break;
       }
       case MBS_FORCE_MOBILITY_SPRING:
-        f_mob[fd->uindex] -= p[0] * (st->q[fd->qindex] - p[1]);
+        mobility_spring(sys, st, fd, p[0] * (st->q[fd->qindex] - p[1]), f_mob);
         break;
       case MBS_FORCE_MOBILITY_DAMPER:
         f_mob[fd->uindex] -= p[0] * st->u[fd->uindex];

@@ -76,8 +76,10 @@ int mbs_system_add_spring(mbs_system* sys, int body1, const double p1[3], int bo
 // linear damper between two stations: tension c dL/dt along the line
 int mbs_system_add_damper(mbs_system* sys, int body1, const double p1[3], int body2,
                           const double p2[3], double c);
-// spring on coordinate `axis` of a body's mobilizer: f = -k (q - q0), PE = k (q - q0)^2 / 2
-// (mobilizers whose coordinates are angles or lengths, not quaternions)
+// spring on coordinate `axis` of a body's mobilizer with PE = k (q - q0)^2 / 2; it applies the
+// generalized force -k (q - q0) N[axis][:] (that is -k (q - q0) on speed `axis` where q' = u),
+// so it is conservative for every mobilizer whose coordinates are angles or lengths (not
+// quaternions)
 int mbs_system_add_mobility_spring(mbs_system* sys, int body, int axis, double k, double q0);
 // damper on speed `axis` of a body's mobilizer: f = -c u
 int mbs_system_add_mobility_damper(mbs_system* sys, int body, int axis, double c);
