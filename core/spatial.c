@@ -281,32 +281,41 @@ void mbs_m66_shift_add(double r[36], const double P[36], const double l[3]) {
 //---------------------------------- inertia checks ---------------------------------------------
 
 void mbs_sym33_eigenvalues(double ev[3], const double A[9]) {
-  // closed form for symmetric 3x3 (trigonometric solution of the characteristic cubic)
-  const double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-  const double q = (A[0] + A[4] + A[8]) / 3;
-  if (p1 == 0) {
-    double a = A[0], b = A[4], c = A[8], t;
-    if (a > b) { t = a; a = b; b = t; }
-    if (b > c) { t = b; b = c; c = t; }
-    if (a > b) { t = a; a = b; b = t; }
-    ev[0] = a; ev[1] = b; ev[2] = c;
-    return;
+  // cyclic Jacobi rotations: accurate to rounding also for repeated eigenvalues (the closed
+  // trigonometric form loses half the digits there)
+  double a[3][3];
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++) a[i][k] = 0.5 * (A[3 * i + k] + A[3 * k + i]);
+  for (int sweep = 0; sweep < 50; sweep++) {
+    const double off = fabs(a[0][1]) + fabs(a[0][2]) + fabs(a[1][2]);
+    const double diag = fabs(a[0][0]) + fabs(a[1][1]) + fabs(a[2][2]);
+    if (off == 0 || off <= 1e-300 + 1e-18 * diag) break;
+    for (int p = 0; p < 2; p++)
+      for (int q = p + 1; q < 3; q++) {
+        if (a[p][q] == 0) continue;
+        // rotation that zeroes a[p][q]
+        const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double c = 1 / sqrt(t * t + 1), s = t * c;
+        for (int k = 0; k < 3; k++) {  // columns p, q
+          const double akp = a[k][p], akq = a[k][q];
+          a[k][p] = c * akp - s * akq;
+          a[k][q] = s * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) {  // rows p, q
+          const double apk = a[p][k], aqk = a[q][k];
+          a[p][k] = c * apk - s * aqk;
+          a[q][k] = s * apk + c * aqk;
+        }
+      }
   }
-  const double d0 = A[0] - q, d1 = A[4] - q, d2 = A[8] - q;
-  const double p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2 * p1;
-  const double p = sqrt(p2 / 6);
-  double B[9];
-  for (int i = 0; i < 9; i++) B[i] = (A[i] - (i % 4 == 0 ? q : 0)) / p;
-  double r = (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
-              B[2] * (B[3] * B[7] - B[4] * B[6])) / 2;
-  if (r < -1) r = -1;
-  if (r > 1) r = 1;
-  const double phi = acos(r) / 3;
-  const double e2 = q + 2 * p * cos(phi);
-  const double e0 = q + 2 * p * cos(phi + 2 * M_PI / 3);
+  double e0 = a[0][0], e1 = a[1][1], e2 = a[2][2], t;
+  if (e0 > e1) { t = e0; e0 = e1; e1 = t; }
+  if (e1 > e2) { t = e1; e1 = e2; e2 = t; }
+  if (e0 > e1) { t = e0; e0 = e1; e1 = t; }
   ev[0] = e0;
+  ev[1] = e1;
   ev[2] = e2;
-  ev[1] = 3 * q - e0 - e2;
 }
 
 int mbs_inertia_is_physical(const double J[9]) {
