@@ -181,28 +181,31 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
     ops->position(&ctx, st->q + sys->body_qadr[b], X_FM->R, X_FM->p, H_FM);
 
     // X_FB = X_FM X_MB; r_F = p_MB in F (from M's origin to B's origin)
-    mbs_transform X_FB, X_PB;
     double* r_F = st->r_F + 3 * b;
+    const double* R_FB = X_FM->R;
+    const double* p_FB = X_FM->p;
+    double R_FB_[9], p_FB_[3];
     if (fl & MBS_BF_BM_IDENTITY) {
-      X_FB = *X_FM;
       mbs_v3_zero(r_F);
     } else {
       mbs_m33_vec(r_F, X_FM->R, st->X_MB[b].p);
-      mbs_m33_mul(X_FB.R, X_FM->R, st->X_MB[b].R);
-      mbs_v3_add(X_FB.p, X_FM->p, r_F);
+      mbs_m33_mul(R_FB_, X_FM->R, st->X_MB[b].R);
+      mbs_v3_add(p_FB_, X_FM->p, r_F);
+      R_FB = R_FB_;
+      p_FB = p_FB_;
     }
+    // F in G: R_GF = R_GP R_PF, p_GF = p_GP + R_GP p_PF; then X_GB = X_GF X_FB
     const mbs_transform* X_GP = &st->X_GB[par];
     double* R_GF = st->R_GF + 9 * b;
-    if (fl & MBS_BF_PF_NO_ROT) {
-      mbs_m33_copy(X_PB.R, X_FB.R);
-      mbs_v3_add(X_PB.p, st->X_PF[b].p, X_FB.p);
-      mbs_m33_copy(R_GF, X_GP->R);
-    } else {
-      mbs_tf_mul(&X_PB, &st->X_PF[b], &X_FB);
-      mbs_m33_mul(R_GF, X_GP->R, st->X_PF[b].R);
-    }
+    if (fl & MBS_BF_PF_NO_ROT) mbs_m33_copy(R_GF, X_GP->R);
+    else mbs_m33_mul(R_GF, X_GP->R, st->X_PF[b].R);
+    double p_GF[3], t[3];
+    mbs_m33_vec(p_GF, X_GP->R, st->X_PF[b].p);
+    mbs_v3_add(p_GF, p_GF, X_GP->p);
     mbs_transform* X_GB = &st->X_GB[b];
-    mbs_tf_mul(X_GB, X_GP, &X_PB);
+    mbs_m33_mul(X_GB->R, R_GF, R_FB);
+    mbs_m33_vec(t, R_GF, p_FB);
+    mbs_v3_add(X_GB->p, p_GF, t);
     mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
 
     // hinge matrix of B's origin, in G
@@ -259,22 +262,28 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     mbs_sv_shift_motion(V, VP, l);
     for (int i = 0; i < 6; i++) V[i] += HU[i];
 
-    // HDot_FM u, carried over to B's origin (derivatives in F)
-    double HDu[6] = {0, 0, 0, 0, 0, 0};
-    if (ops->hdot_u) {
-      mbs_mob_ctx_init(&ctx, sys, st, b);
-      ops->hdot_u(&ctx, st->q + sys->body_qadr[b], u, HDu);
-    }
-    const double* r_F = st->r_F + 3 * b;
-    double t[3], wr[3];
-    mbs_v3_cross_add(HDu + 3, HDu, r_F);
-    mbs_v3_cross(wr, V_FM, r_F);
-    mbs_v3_cross(t, V_FM, wr);
-    mbs_v3_add(HDu + 3, HDu + 3, t);
-    // A_c = w_P x (H u) + R_GF (HDot^B u) + [0; w_P x (v_B - v_P)]
-    const double* R_GF = st->R_GF + 9 * b;
+    // A_c = w_P x (H u) + R_GF (HDot^B u) + [0; w_P x (v_B - v_P)], with HDot^B u the
+    // mobilizer's HDot_FM u carried over to B's origin (derivatives in F)
     double* Ac = st->A_c + 6 * b;
-    mbs_sv_rotate(Ac, R_GF, HDu);
+    double t[3], wr[3];
+    const int bm_identity = st->flags[b] & MBS_BF_BM_IDENTITY;
+    if (ops->hdot_u || !bm_identity) {
+      double HDu[6] = {0, 0, 0, 0, 0, 0};
+      if (ops->hdot_u) {
+        mbs_mob_ctx_init(&ctx, sys, st, b);
+        ops->hdot_u(&ctx, st->q + sys->body_qadr[b], u, HDu);
+      }
+      if (!bm_identity) {
+        const double* r_F = st->r_F + 3 * b;
+        mbs_v3_cross_add(HDu + 3, HDu, r_F);
+        mbs_v3_cross(wr, V_FM, r_F);
+        mbs_v3_cross(t, V_FM, wr);
+        mbs_v3_add(HDu + 3, HDu + 3, t);
+      }
+      mbs_sv_rotate(Ac, st->R_GF + 9 * b, HDu);
+    } else {
+      mbs_sv_zero(Ac);
+    }
     mbs_v3_cross_add(Ac, wP, HU);
     mbs_v3_cross_add(Ac + 3, wP, HU + 3);
     double dv[3];
@@ -297,7 +306,7 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
       mbs_mob_ctx_init(&ctx, sys, st, b);
       ops->qdot(&ctx, st->q + sys->body_qadr[b], u, qd);
     } else {
-      memcpy(qd, u, (size_t)nu * sizeof(double));
+      for (int j = 0; j < nu; j++) qd[j] = u[j];
     }
   }
   st->stage = MBS_STAGE_VELOCITY;

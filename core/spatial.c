@@ -202,8 +202,16 @@ void mbs_rigid_inertia_mul(double F[6], const mbs_rigid_inertia* M, const double
 }
 
 void mbs_rigid_inertia_to_mat(double P[36], const mbs_rigid_inertia* M) {
-  memset(P, 0, 36 * sizeof(double));
-  mbs_rigid_inertia_add_to_mat(P, M);
+  const double m = M->m;
+  const double mc0 = m * M->c[0], mc1 = m * M->c[1], mc2 = m * M->c[2];
+  const double* J = M->Io;
+  // rows: [I | m c x] over [-m c x | m 1]
+  P[0] = J[0];  P[1] = J[1];  P[2] = J[2];  P[3] = 0;     P[4] = -mc2;  P[5] = mc1;
+  P[6] = J[3];  P[7] = J[4];  P[8] = J[5];  P[9] = mc2;   P[10] = 0;    P[11] = -mc0;
+  P[12] = J[6]; P[13] = J[7]; P[14] = J[8]; P[15] = -mc1; P[16] = mc0;  P[17] = 0;
+  P[18] = 0;    P[19] = mc2;  P[20] = -mc1; P[21] = m;    P[22] = 0;    P[23] = 0;
+  P[24] = -mc2; P[25] = 0;    P[26] = mc0;  P[27] = 0;    P[28] = m;    P[29] = 0;
+  P[30] = mc1;  P[31] = -mc0; P[32] = 0;    P[33] = 0;    P[34] = 0;    P[35] = m;
 }
 
 void mbs_rigid_inertia_add_to_mat(double P[36], const mbs_rigid_inertia* M) {
@@ -244,38 +252,46 @@ void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]) {
   }
 }
 
-void mbs_m66_shift_add(double r[36], const double P[36], const double l[3]) {
-  // blocks of P: J (top left), F (top right), M (bottom right); L = l x
+void mbs_m66_shift_add(double* restrict r, const double* restrict P, const double l[3]) {
+  // blocks of P: J (top left), F (top right), F^T (bottom left), M (bottom right); L = l x.
+  // r += [[J + L F^T - F' L, F'], [F'^T, M]] with F' = F + L M (P symmetric).
   const double l0 = l[0], l1 = l[1], l2 = l[2];
-  double Fp[9], LFt[9], J[9];
-  // F' = F + L M
+  double Fp[3][3];
+  const double* M0 = P + 21;  // row 3, columns 3..5
+  const double* M1 = P + 27;
+  const double* M2 = P + 33;
   for (int j = 0; j < 3; j++) {
-    const double m0 = P[18 + 3 + j], m1 = P[24 + 3 + j], m2 = P[30 + 3 + j];
-    Fp[j]     = P[3 + j] + (-l2 * m1 + l1 * m2);
-    Fp[3 + j] = P[9 + j] + (l2 * m0 - l0 * m2);
-    Fp[6 + j] = P[15 + j] + (-l1 * m0 + l0 * m1);
+    Fp[0][j] = P[3 + j] + (l1 * M2[j] - l2 * M1[j]);
+    Fp[1][j] = P[9 + j] + (l2 * M0[j] - l0 * M2[j]);
+    Fp[2][j] = P[15 + j] + (l0 * M1[j] - l1 * M0[j]);
   }
-  // L F^T: (F^T)[k][j] = F[j][k]
-  for (int j = 0; j < 3; j++) {
-    const double f0 = P[6 * j + 3], f1 = P[6 * j + 4], f2 = P[6 * j + 5];  // row j of F
-    LFt[j]     = -l2 * f1 + l1 * f2;
-    LFt[3 + j] = l2 * f0 - l0 * f2;
-    LFt[6 + j] = -l1 * f0 + l0 * f1;
-  }
-  // J' = J + L F^T - F' L
-  for (int i = 0; i < 3; i++) {
-    const double a0 = Fp[3 * i], a1 = Fp[3 * i + 1], a2 = Fp[3 * i + 2];
-    J[3 * i]     = P[6 * i] + LFt[3 * i] - (a1 * l2 - a2 * l1);
-    J[3 * i + 1] = P[6 * i + 1] + LFt[3 * i + 1] - (-a0 * l2 + a2 * l0);
-    J[3 * i + 2] = P[6 * i + 2] + LFt[3 * i + 2] - (a0 * l1 - a1 * l0);
+  // L F^T: F^T rows are the bottom-left rows of P (P symmetric): (L F^T)[i][k] = (L B)[i][k]
+  // with B = bottom-left block, B[m][k] = P[6 (3 + m) + k]
+  const double* B0 = P + 18;
+  const double* B1 = P + 24;
+  const double* B2 = P + 30;
+  for (int k = 0; k < 3; k++) {
+    const double lb0 = l1 * B2[k] - l2 * B1[k];
+    const double lb1 = l2 * B0[k] - l0 * B2[k];
+    const double lb2 = l0 * B1[k] - l1 * B0[k];
+    // (F' L)[i][k]: column k of L is (0, l2, -l1), (-l2, 0, l0), (l1, -l0, 0)
+    double fl[3];
+    for (int i = 0; i < 3; i++) {
+      if (k == 0) fl[i] = Fp[i][1] * l2 - Fp[i][2] * l1;
+      else if (k == 1) fl[i] = Fp[i][2] * l0 - Fp[i][0] * l2;
+      else fl[i] = Fp[i][0] * l1 - Fp[i][1] * l0;
+    }
+    r[k] += P[k] + lb0 - fl[0];
+    r[6 + k] += P[6 + k] + lb1 - fl[1];
+    r[12 + k] += P[12 + k] + lb2 - fl[2];
   }
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) {
-      r[6 * i + j] += J[3 * i + j];
-      r[6 * i + 3 + j] += Fp[3 * i + j];
-      r[6 * (3 + j) + i] += Fp[3 * i + j];
-      r[6 * (3 + i) + 3 + j] += P[6 * (3 + i) + 3 + j];
+      r[6 * i + 3 + j] += Fp[i][j];
+      r[6 * (3 + j) + i] += Fp[i][j];
     }
+  for (int i = 3; i < 6; i++)
+    for (int j = 3; j < 6; j++) r[6 * i + j] += P[6 * i + j];
 }
 
 //---------------------------------- inertia checks ---------------------------------------------

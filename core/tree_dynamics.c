@@ -68,6 +68,23 @@ static inline void hinge_times_add(int n, const double* H, const double* v, doub
 
 //---------------------------------- articulated inertias ---------------------------------------
 
+// One speed: D = h^T P h is a scalar, G = P h / D and P+ = P - G (P h)^T (a rank-one update).
+// Returns 0 if D is not positive.
+static int abi_one_speed(const double* restrict P, const double* restrict h, double* restrict G,
+                         double* restrict di, double* restrict Pp) {
+  double PH[6];
+  mbs_sym66_vec(PH, P, h);
+  const double D = mbs_sv_dot(h, PH);
+  if (!(D > 0) || !isfinite(D)) return 0;
+  *di = 1.0 / D;
+  for (int i = 0; i < 6; i++) G[i] = PH[i] * *di;
+  for (int i = 0; i < 6; i++) {
+    const double gi = G[i];
+    for (int j = 0; j < 6; j++) Pp[6 * i + j] = P[6 * i + j] - gi * PH[j];
+  }
+  return 1;
+}
+
 int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
   if (rc) return rc;
@@ -82,11 +99,14 @@ int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st) {
     double Pp[36];  // P+
     if (nu == 0) {
       memcpy(Pp, P, sizeof(Pp));
+    } else if (nu == 1) {
+      if (!abi_one_speed(P, H, st->G + 6 * sys->body_uadr[b], st->DI + sys->body_diadr[b], Pp))
+        goto singular;
     } else {
       double PH[36], D[36];
       double* DI = st->DI + sys->body_diadr[b];
       double* G = st->G + 6 * sys->body_uadr[b];
-      for (int j = 0; j < nu; j++) mbs_m66_vec(PH + 6 * j, P, H + 6 * j);
+      for (int j = 0; j < nu; j++) mbs_sym66_vec(PH + 6 * j, P, H + 6 * j);
       for (int i = 0; i < nu; i++)
         for (int j = 0; j < nu; j++) D[i * nu + j] = mbs_sv_dot(H + 6 * i, PH + 6 * j);
       if (nu == 1) {
@@ -139,7 +159,7 @@ static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* ud
   if (with_bias) {
     for (int b = 1; b < nb; b++) {
       double* zb = z + 6 * b;
-      mbs_m66_vec(zb, st->P + 36 * b, st->A_c + 6 * b);
+      mbs_sym66_vec(zb, st->P + 36 * b, st->A_c + 6 * b);
       const double* gy = st->gyro + 6 * b;
       const double* F = st->F_body + 6 * b;
       for (int i = 0; i < 6; i++) zb[i] += gy[i] - F[i];
@@ -151,7 +171,13 @@ static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* ud
   for (int b = nb - 1; b >= 1; b--) {
     const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
     double* zb = z + 6 * b;
-    if (nu > 0) {
+    if (nu == 1) {
+      const double* H = st->H + 6 * uadr;
+      const double* G = st->G + 6 * uadr;
+      const double e = f[uadr] - mbs_sv_dot(H, zb);
+      eps[uadr] = e;
+      for (int i = 0; i < 6; i++) zb[i] += G[i] * e;
+    } else if (nu > 0) {
       const double* H = st->H + 6 * uadr;
       const double* G = st->G + 6 * uadr;
       double* e = eps + uadr;
@@ -167,7 +193,12 @@ static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* ud
     const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
     double* Ab = A + 6 * b;
     mbs_sv_shift_motion(Ab, A + 6 * sys->body_parent[b], st->l + 3 * b);
-    if (nu > 0) {
+    if (nu == 1) {
+      const double* H = st->H + 6 * uadr;
+      const double ud = st->DI[sys->body_diadr[b]] * eps[uadr] - mbs_sv_dot(st->G + 6 * uadr, Ab);
+      udot[uadr] = ud;
+      for (int i = 0; i < 6; i++) Ab[i] += H[i] * ud;
+    } else if (nu > 0) {
       const double* H = st->H + 6 * uadr;
       const double* G = st->G + 6 * uadr;
       const double* DI = st->DI + sys->body_diadr[b];
@@ -256,7 +287,7 @@ int mbs_calc_mass_matrix(const mbs_system* sys, mbs_state* st, double* M) {
     const double* Hb = st->H + 6 * ub;
     for (int j = 0; j < nub; j++) {
       double F[6];
-      mbs_m66_vec(F, R + 36 * b, Hb + 6 * j);
+      mbs_sym66_vec(F, R + 36 * b, Hb + 6 * j);
       for (int i = 0; i <= j; i++) {  // diagonal block, filled symmetrically
         const double m = mbs_sv_dot(Hb + 6 * i, F);
         M[(ub + i) * n + ub + j] = m;
