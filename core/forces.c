@@ -148,14 +148,29 @@ int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body
         break;
     }
   }
-  for (int i = 0; i < 6 * nb; i++)
-    if (!isfinite(F_body[i]))
-      return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->body_name[i / 6],
-                      "body '%s': applied body force is not finite", sys->body_name[i / 6]);
+  return MBS_OK;
+}
+
+int mbs_diagnose_forces(const mbs_system* sys, mbs_state* st) {
+  // which force element (or applied force) is not finite; called after a NaN result
+  for (int b = 1; b < sys->nbody; b++)
+    for (int i = 0; i < 6; i++)
+      if (!isfinite(st->F_applied[6 * b + i]))
+        return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->body_name[b],
+                        "body '%s': the applied body force is not finite", sys->body_name[b]);
   for (int i = 0; i < sys->nu; i++)
-    if (!isfinite(f_mob[i]))
+    if (!isfinite(st->f_applied[i]))
       return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->name,
                       "%s: applied generalized force %d is not finite", sys->name, i);
+  for (int b = 0; b < 6 * sys->nbody; b++)
+    if (!isfinite(st->F_body[b]))
+      return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->body_name[b / 6],
+                      "body '%s': a force element gives a non-finite force", sys->body_name[b / 6]);
+  for (int i = 0; i < sys->nu; i++)
+    if (!isfinite(st->f_mob[i]))
+      return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->name,
+                      "%s: a force element gives a non-finite generalized force on speed %d",
+                      sys->name, i);
   return MBS_OK;
 }
 

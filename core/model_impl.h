@@ -252,6 +252,8 @@ int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st);
 int mbs_calc_forward_dynamics(const mbs_system* sys, mbs_state* st);
 // applied forces of all force elements (forces.c)
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob);
+// name the applied force that is not finite, if any (forces.c); MBS_OK if all are finite
+int mbs_diagnose_forces(const mbs_system* sys, mbs_state* st);
 // check force-element parameters (forces.c)
 int mbs_check_force_params(const mbs_system* sys, mbs_state* st);
 

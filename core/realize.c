@@ -200,17 +200,34 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
     if (fl & MBS_BF_PF_NO_ROT) mbs_m33_copy(R_GF, X_GP->R);
     else mbs_m33_mul(R_GF, X_GP->R, st->X_PF[b].R);
     double p_GF[3], t[3];
+    int nu_done = 0;  // hinge columns already filled by a fast path
     mbs_m33_vec(p_GF, X_GP->R, st->X_PF[b].p);
     mbs_v3_add(p_GF, p_GF, X_GP->p);
     mbs_transform* X_GB = &st->X_GB[b];
-    mbs_m33_mul(X_GB->R, R_GF, R_FB);
-    mbs_m33_vec(t, R_GF, p_FB);
-    mbs_v3_add(X_GB->p, p_GF, t);
-    mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
+    double* H = st->H + 6 * sys->body_uadr[b];
+    if (sys->body_mob[b] == MBS_MOB_PIN && (fl & MBS_BF_BM_IDENTITY)) {
+      // pin, M = B: R_GB = R_GF Rz(q) mixes two columns; p_GB = p_GF; H = [z_F in G; 0]
+      const double c = X_FM->R[0], sn = X_FM->R[3];
+      for (int i = 0; i < 3; i++) {
+        const double g0 = R_GF[3 * i], g1 = R_GF[3 * i + 1];
+        X_GB->R[3 * i] = c * g0 + sn * g1;
+        X_GB->R[3 * i + 1] = c * g1 - sn * g0;
+        X_GB->R[3 * i + 2] = R_GF[3 * i + 2];
+      }
+      mbs_v3_copy(X_GB->p, p_GF);
+      mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
+      H[0] = R_GF[2]; H[1] = R_GF[5]; H[2] = R_GF[8];
+      H[3] = H[4] = H[5] = 0;
+      nu_done = 1;
+    } else {
+      mbs_m33_mul(X_GB->R, R_GF, R_FB);
+      mbs_m33_vec(t, R_GF, p_FB);
+      mbs_v3_add(X_GB->p, p_GF, t);
+      mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
+    }
 
     // hinge matrix of B's origin, in G
-    double* H = st->H + 6 * sys->body_uadr[b];
-    for (int j = 0; j < nu; j++) {
+    for (int j = nu_done; j < nu; j++) {
       const double* hf = H_FM + 6 * j;
       double hv[3];
       mbs_v3_copy(hv, hf + 3);

@@ -73,7 +73,12 @@ static inline void hinge_times_add(int n, const double* H, const double* v, doub
 static int abi_one_speed(const double* restrict P, const double* restrict h, double* restrict G,
                          double* restrict di, double* restrict Pp) {
   double PH[6];
-  mbs_sym66_vec(PH, P, h);
+  if (h[3] == 0 && h[4] == 0 && h[5] == 0) {
+    // a pure rotation about an axis through B's origin (pin with M = B): P h uses 3 rows
+    for (int i = 0; i < 6; i++) PH[i] = P[i] * h[0] + P[6 + i] * h[1] + P[12 + i] * h[2];
+  } else {
+    mbs_sym66_vec(PH, P, h);
+  }
   const double D = mbs_sv_dot(h, PH);
   if (!(D > 0) || !isfinite(D)) return 0;
   *di = 1.0 / D;
@@ -85,111 +90,103 @@ static int abi_one_speed(const double* restrict P, const double* restrict h, dou
   return 1;
 }
 
+// Articulated inertia of body b (its P must already hold Mk plus its children's shifted P+):
+// D^-1, G and P+, shifted into the parent's P.
+static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
+  const int nu = sys->body_nu[b];
+  const int par = sys->body_parent[b];
+  const double* P = st->P + 36 * b;
+  const double* H = st->H + 6 * sys->body_uadr[b];
+  double Pp[36];  // P+
+  if (nu == 0) {
+    memcpy(Pp, P, sizeof(Pp));
+  } else if (nu == 1) {
+    if (!abi_one_speed(P, H, st->G + 6 * sys->body_uadr[b], st->DI + sys->body_diadr[b], Pp))
+      goto singular;
+  } else {
+    double PH[36], D[36];
+    double* DI = st->DI + sys->body_diadr[b];
+    double* G = st->G + 6 * sys->body_uadr[b];
+    for (int j = 0; j < nu; j++) mbs_sym66_vec(PH + 6 * j, P, H + 6 * j);
+    for (int i = 0; i < nu; i++)
+      for (int j = 0; j < nu; j++) D[i * nu + j] = mbs_sv_dot(H + 6 * i, PH + 6 * j);
+    if (!spd_inverse(nu, D, DI)) goto singular;
+    // G = PH D^-1
+    for (int j = 0; j < nu; j++)
+      for (int i = 0; i < 6; i++) {
+        double s = 0;
+        for (int k = 0; k < nu; k++) s += PH[6 * k + i] * DI[k * nu + j];
+        G[6 * j + i] = s;
+      }
+    // P+ = P - G PH^T, symmetrized
+    for (int i = 0; i < 6; i++)
+      for (int j = i; j < 6; j++) {
+        double s = 0;
+        for (int k = 0; k < nu; k++) s += G[6 * k + i] * PH[6 * k + j];
+        Pp[6 * i + j] = Pp[6 * j + i] = P[6 * i + j] - s;
+      }
+  }
+  if (par != 0) mbs_m66_shift_add(st->P + 36 * par, Pp, st->l + 3 * b);
+  return MBS_OK;
+singular:
+  return MBS_FAIL(&st->err, MBS_ERR_SINGULAR, sys->body_name[b],
+                  "body '%s': the articulated inertia across its mobilizer is singular (a "
+                  "massless or inertia-free body at the end of a chain?)",
+                  sys->body_name[b]);
+}
+
+static void abi_init(const mbs_system* sys, mbs_state* st) {
+  for (int b = 1; b < sys->nbody; b++) mbs_rigid_inertia_to_mat(st->P + 36 * b, &st->M_G[b]);
+}
+
 int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
   if (rc) return rc;
   if (st->abi_valid) return MBS_OK;
-  const int nb = sys->nbody;
-  for (int b = 1; b < nb; b++) mbs_rigid_inertia_to_mat(st->P + 36 * b, &st->M_G[b]);
-  for (int b = nb - 1; b >= 1; b--) {
-    const int nu = sys->body_nu[b];
-    const int par = sys->body_parent[b];
-    double* P = st->P + 36 * b;
-    const double* H = st->H + 6 * sys->body_uadr[b];
-    double Pp[36];  // P+
-    if (nu == 0) {
-      memcpy(Pp, P, sizeof(Pp));
-    } else if (nu == 1) {
-      if (!abi_one_speed(P, H, st->G + 6 * sys->body_uadr[b], st->DI + sys->body_diadr[b], Pp))
-        goto singular;
-    } else {
-      double PH[36], D[36];
-      double* DI = st->DI + sys->body_diadr[b];
-      double* G = st->G + 6 * sys->body_uadr[b];
-      for (int j = 0; j < nu; j++) mbs_sym66_vec(PH + 6 * j, P, H + 6 * j);
-      for (int i = 0; i < nu; i++)
-        for (int j = 0; j < nu; j++) D[i * nu + j] = mbs_sv_dot(H + 6 * i, PH + 6 * j);
-      if (nu == 1) {
-        if (!(D[0] > 0) || !isfinite(D[0])) goto singular;
-        DI[0] = 1.0 / D[0];
-      } else if (!spd_inverse(nu, D, DI)) {
-        goto singular;
-      }
-      // G = PH D^-1
-      for (int j = 0; j < nu; j++)
-        for (int i = 0; i < 6; i++) {
-          double s = 0;
-          for (int k = 0; k < nu; k++) s += PH[6 * k + i] * DI[k * nu + j];
-          G[6 * j + i] = s;
-        }
-      // P+ = P - G PH^T, symmetrized
-      for (int i = 0; i < 6; i++)
-        for (int j = i; j < 6; j++) {
-          double s = 0;
-          for (int k = 0; k < nu; k++) s += G[6 * k + i] * PH[6 * k + j];
-          Pp[6 * i + j] = Pp[6 * j + i] = P[6 * i + j] - s;
-        }
-    }
-    if (par != 0) mbs_m66_shift_add(st->P + 36 * par, Pp, st->l + 3 * b);
-    continue;
-  singular:
-    return MBS_FAIL(&st->err, MBS_ERR_SINGULAR, sys->body_name[b],
-                    "body '%s': the articulated inertia across its mobilizer is singular (a "
-                    "massless or inertia-free body at the end of a chain?)",
-                    sys->body_name[b]);
-  }
+  abi_init(sys, st);
+  for (int b = sys->nbody - 1; b >= 1; b--)
+    if ((rc = abi_body(sys, st, b))) return rc;
   st->abi_valid = 1;
   return MBS_OK;
 }
 
 //---------------------------------- forward dynamics -------------------------------------------
 
-// The two ABA sweeps. With `with_bias`, uses A_c, b and the applied forces of the State (forward
-// dynamics); otherwise computes x = M^-1 f for the given f.
-static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* udot, int with_bias) {
-  const int nb = sys->nbody;
-  const size_t mark = mbs_stack_mark(st);
-  double* z = MBS_STACK_ALLOC(st, 6 * nb, double);
-  double* eps = MBS_STACK_ALLOC(st, sys->nu > 0 ? sys->nu : 1, double);
-  double* A = with_bias ? st->A_GB : MBS_STACK_ALLOC(st, 6 * nb, double);
-  if (!z || !eps || !A) {
-    mbs_stack_release(st, mark);
-    return MBS_ERR_STACK;
-  }
+// Inward ABA step for body b: z (accumulated from the children) plus, with bias,
+// P A_c + b - F; then e = f - H^T z and z+ = z + G e, shifted into the parent's z.
+static void aba_inward_body(const mbs_system* sys, mbs_state* st, int b, double* z, double* eps,
+                            const double* f, int with_bias) {
+  const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
+  double* zb = z + 6 * b;
   if (with_bias) {
-    for (int b = 1; b < nb; b++) {
-      double* zb = z + 6 * b;
-      mbs_sym66_vec(zb, st->P + 36 * b, st->A_c + 6 * b);
-      const double* gy = st->gyro + 6 * b;
-      const double* F = st->F_body + 6 * b;
-      for (int i = 0; i < 6; i++) zb[i] += gy[i] - F[i];
-    }
-  } else {
-    memset(z, 0, 6 * (size_t)nb * sizeof(double));
+    double PA[6];
+    mbs_sym66_vec(PA, st->P + 36 * b, st->A_c + 6 * b);
+    const double* gy = st->gyro + 6 * b;
+    const double* F = st->F_body + 6 * b;
+    for (int i = 0; i < 6; i++) zb[i] += PA[i] + gy[i] - F[i];
   }
-  // inward
-  for (int b = nb - 1; b >= 1; b--) {
-    const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
-    double* zb = z + 6 * b;
-    if (nu == 1) {
-      const double* H = st->H + 6 * uadr;
-      const double* G = st->G + 6 * uadr;
-      const double e = f[uadr] - mbs_sv_dot(H, zb);
-      eps[uadr] = e;
-      for (int i = 0; i < 6; i++) zb[i] += G[i] * e;
-    } else if (nu > 0) {
-      const double* H = st->H + 6 * uadr;
-      const double* G = st->G + 6 * uadr;
-      double* e = eps + uadr;
-      for (int j = 0; j < nu; j++) e[j] = f[uadr + j] - mbs_sv_dot(H + 6 * j, zb);
-      hinge_times_add(nu, G, e, zb);  // z+ = z + G e
-    }
-    const int par = sys->body_parent[b];
-    if (par != 0) mbs_sv_shift_force_add(z + 6 * par, zb, st->l + 3 * b);
+  if (nu == 1) {
+    const double* H = st->H + 6 * uadr;
+    const double* G = st->G + 6 * uadr;
+    const double e = f[uadr] - mbs_sv_dot(H, zb);
+    eps[uadr] = e;
+    for (int i = 0; i < 6; i++) zb[i] += G[i] * e;
+  } else if (nu > 0) {
+    const double* H = st->H + 6 * uadr;
+    const double* G = st->G + 6 * uadr;
+    double* e = eps + uadr;
+    for (int j = 0; j < nu; j++) e[j] = f[uadr + j] - mbs_sv_dot(H + 6 * j, zb);
+    hinge_times_add(nu, G, e, zb);  // z+ = z + G e
   }
-  // outward
+  const int par = sys->body_parent[b];
+  if (par != 0) mbs_sv_shift_force_add(z + 6 * par, zb, st->l + 3 * b);
+}
+
+// Outward ABA sweep: A+ = phi^T A_P, u' = D^-1 e - G^T A+, A = A+ + H u' (+ A_c with bias).
+static void aba_outward(const mbs_system* sys, mbs_state* st, const double* eps, double* udot,
+                        double* A, int with_bias) {
   mbs_sv_zero(A);
-  for (int b = 1; b < nb; b++) {
+  for (int b = 1; b < sys->nbody; b++) {
     const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
     double* Ab = A + 6 * b;
     mbs_sv_shift_motion(Ab, A + 6 * sys->body_parent[b], st->l + 3 * b);
@@ -214,25 +211,54 @@ static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* ud
     if (with_bias)
       for (int i = 0; i < 6; i++) Ab[i] += st->A_c[6 * b + i];
   }
+}
+
+// The ABA sweeps. With `with_bias`, uses A_c, b and the applied forces of the State (forward
+// dynamics); otherwise computes x = M^-1 f for the given f. If the articulated inertias are not
+// valid yet, they are computed in the same inward sweep.
+static int aba(const mbs_system* sys, mbs_state* st, const double* f, double* udot, int with_bias) {
+  const int nb = sys->nbody;
+  const size_t mark = mbs_stack_mark(st);
+  double* z = MBS_STACK_ALLOC(st, 6 * nb, double);
+  double* eps = MBS_STACK_ALLOC(st, sys->nu > 0 ? sys->nu : 1, double);
+  double* A = with_bias ? st->A_GB : MBS_STACK_ALLOC(st, 6 * nb, double);
+  if (!z || !eps || !A) {
+    mbs_stack_release(st, mark);
+    return MBS_ERR_STACK;
+  }
+  memset(z, 0, 6 * (size_t)nb * sizeof(double));
+  int rc = MBS_OK;
+  if (st->abi_valid) {
+    for (int b = nb - 1; b >= 1; b--) aba_inward_body(sys, st, b, z, eps, f, with_bias);
+  } else {
+    abi_init(sys, st);
+    for (int b = nb - 1; b >= 1 && rc == MBS_OK; b--) {
+      rc = abi_body(sys, st, b);
+      if (rc == MBS_OK) aba_inward_body(sys, st, b, z, eps, f, with_bias);
+    }
+    st->abi_valid = rc == MBS_OK;
+  }
+  if (rc == MBS_OK) aba_outward(sys, st, eps, udot, A, with_bias);
   mbs_stack_release(st, mark);
-  return MBS_OK;
+  return rc;
 }
 
 int mbs_calc_forward_dynamics(const mbs_system* sys, mbs_state* st) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
-  if (rc || (rc = mbs_realize_articulated_inertias(sys, st))) return rc;
-  if ((rc = aba(sys, st, st->f_mob, st->udot, 1))) return rc;
+  if (rc || (rc = aba(sys, st, st->f_mob, st->udot, 1))) return rc;
   for (int i = 0; i < sys->nu; i++)
-    if (!isfinite(st->udot[i]))
+    if (!isfinite(st->udot[i])) {
+      if ((rc = mbs_diagnose_forces(sys, st))) return rc;
       return MBS_FAIL(&st->err, MBS_ERR_NAN, sys->name,
                       "%s: forward dynamics gave a non-finite acceleration u'[%d]", sys->name, i);
+    }
   return MBS_OK;
 }
 
 int mbs_calc_mass_matrix_inverse_times(const mbs_system* sys, mbs_state* st, const double* f,
                                        double* x) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
-  if (rc || (rc = mbs_realize_articulated_inertias(sys, st))) return rc;
+  if (rc) return rc;
   return aba(sys, st, f, x, 0);
 }
 
