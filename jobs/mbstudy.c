@@ -1,0 +1,97 @@
+// The mbstudy command line.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo.h"
+#include "mbs/mbs.h"
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "mbstudy %s: many multibody and musculoskeletal simulations at once\n"
+          "\n"
+          "usage: mbstudy <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  demo      simulate a 3-D chain on ball joints; write OpenSim .sto files and an SVG\n"
+          "            options: --out DIR (out/demo)  --links N (5)  --duration S (5)\n"
+          "                     --step S (1e-4)  --report S (0.01)\n"
+          "  version   print the version\n"
+          "  help      print this text\n",
+          MBS_VERSION_STRING);
+}
+
+// parse a number option value completely; complain with the option's name
+static int parse_double(const char* opt, const char* s, double* v) {
+  char* end;
+  errno = 0;
+  *v = strtod(s, &end);
+  if (errno || end == s || *end) {
+    fprintf(stderr, "mbstudy: %s expects a number, got '%s'\n", opt, s);
+    return 0;
+  }
+  return 1;
+}
+
+static int parse_int(const char* opt, const char* s, int* v) {
+  char* end;
+  errno = 0;
+  const long x = strtol(s, &end, 10);
+  if (errno || end == s || *end || x < -2147483647L || x > 2147483647L) {
+    fprintf(stderr, "mbstudy: %s expects an integer, got '%s'\n", opt, s);
+    return 0;
+  }
+  *v = (int)x;
+  return 1;
+}
+
+static int cmd_demo(int argc, char** argv) {
+  mbs_demo_options o;
+  mbs_demo_options_default(&o);
+  for (int i = 0; i < argc; i++) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    int ok = 1;
+    if (!strcmp(a, "--out") && v) o.out_dir = v;
+    else if (!strcmp(a, "--links") && v) ok = parse_int(a, v, &o.links);
+    else if (!strcmp(a, "--duration") && v) ok = parse_double(a, v, &o.duration);
+    else if (!strcmp(a, "--step") && v) ok = parse_double(a, v, &o.step);
+    else if (!strcmp(a, "--report") && v) ok = parse_double(a, v, &o.report_interval);
+    else {
+      fprintf(stderr, "mbstudy demo: unknown option or missing value: '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (!ok) return 2;
+    i++;
+  }
+  mbs_error err;
+  mbs_error_clear(&err);
+  const int rc = mbs_demo_run(&o, stdout, &err);
+  if (rc) {
+    fprintf(stderr, "mbstudy demo: %s\n", err.message[0] ? err.message : mbs_status_text(rc));
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char* cmd = argv[1];
+  if (!strcmp(cmd, "demo")) return cmd_demo(argc - 2, argv + 2);
+  if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    printf("mbstudy %s\n", MBS_VERSION_STRING);
+    return 0;
+  }
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "mbstudy: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 2;
+}
