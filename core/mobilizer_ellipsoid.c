@@ -44,42 +44,12 @@ static void ellipsoid_hdot_u(const mbs_mob_ctx* c, const double* q, const double
   HDu[5] = c->param[2] * t2[2];
 }
 
-static void quat_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
-  (void)c;
-  mbs_quat_qdot(q, u, qd);
-}
-static void quat_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u) {
-  (void)c;
-  mbs_quat_w_from_qdot(q, qd, u);
-}
-static void quat_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u,
-                         const double* ud, double* qdd) {
-  (void)c;
-  mbs_quat_qdotdot(q, u, ud, qdd);
-}
-static void quat_default(const mbs_mob_ctx* c, double* q) {
-  (void)c;
-  q[0] = 1;
-  q[1] = q[2] = q[3] = 0;
-}
-static void xyz_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
-  (void)c;
-  mbs_xyz_qdot(q, u, qd);
-}
-static void xyz_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u) {
-  (void)c;
-  mbs_xyz_w_from_qdot(q, qd, u);
-}
-static void xyz_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u, const double* ud,
-                        double* qdd) {
-  (void)c;
-  mbs_xyz_qdotdot(q, u, ud, qdd);
-}
-
 const mbs_mobilizer_ops mbs_mob_ellipsoid = {"ellipsoid", 4, 3, 0, 0, ellipsoid_position,
-                                             ellipsoid_hdot_u, quat_qdot, quat_u_from_qdot,
-                                             quat_qdotdot, quat_default};
+                                             ellipsoid_hdot_u, mbs_mob_ball_qdot,
+                                             mbs_mob_ball_u_from_qdot, mbs_mob_ball_qdotdot,
+                                             mbs_mob_quat_default};
 
 const mbs_mobilizer_ops mbs_mob_ellipsoid_xyz = {"ellipsoid_xyz", 3, 3, 0, -1,
                                                  ellipsoid_xyz_position, ellipsoid_hdot_u,
-                                                 xyz_qdot, xyz_u_from_qdot, xyz_qdotdot, NULL};
+                                                 mbs_mob_xyz_qdot, mbs_mob_xyz_u_from_qdot,
+                                                 mbs_mob_xyz_qdotdot, NULL};

@@ -111,27 +111,34 @@ static void ball_position(const mbs_mob_ctx* c, const double* q, double R[9], do
   mbs_v3_zero(p);
   rotation_hinge(H, 3);
 }
-static void ball_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
+void mbs_mob_ball_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
   (void)c;
   mbs_quat_qdot(q, u, qd);
 }
-static void ball_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u) {
+void mbs_mob_ball_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd,
+                              double* u) {
   (void)c;
   mbs_quat_w_from_qdot(q, qd, u);
 }
-static void ball_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u,
+void mbs_mob_ball_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u,
                          const double* ud, double* qdd) {
   (void)c;
   mbs_quat_qdotdot(q, u, ud, qdd);
 }
-static void quat_default(const mbs_mob_ctx* c, double* q) {
+void mbs_mob_quat_default(const mbs_mob_ctx* c, double* q) {
   (void)c;
   q[0] = 1;
   q[1] = q[2] = q[3] = 0;
 }
 
-const mbs_mobilizer_ops mbs_mob_ball = {"ball", 4, 3, 0, 0, ball_position, NULL, ball_qdot,
-                                        ball_u_from_qdot, ball_qdotdot, quat_default};
+const mbs_mobilizer_ops mbs_mob_ball = {"ball",
+                                        4, 3, 0, 0,
+                                        ball_position,
+                                        NULL,
+                                        mbs_mob_ball_qdot,
+                                        mbs_mob_ball_u_from_qdot,
+                                        mbs_mob_ball_qdotdot,
+                                        mbs_mob_quat_default};
 
 static void ball_xyz_position(const mbs_mob_ctx* c, const double* q, double R[9], double p[3],
                               double* H) {
@@ -140,22 +147,29 @@ static void ball_xyz_position(const mbs_mob_ctx* c, const double* q, double R[9]
   mbs_v3_zero(p);
   rotation_hinge(H, 3);
 }
-static void xyz_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
+void mbs_mob_xyz_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd) {
   (void)c;
   mbs_xyz_qdot(q, u, qd);
 }
-static void xyz_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u) {
+void mbs_mob_xyz_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd,
+                             double* u) {
   (void)c;
   mbs_xyz_w_from_qdot(q, qd, u);
 }
-static void xyz_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u, const double* ud,
+void mbs_mob_xyz_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u, const double* ud,
                         double* qdd) {
   (void)c;
   mbs_xyz_qdotdot(q, u, ud, qdd);
 }
 
-const mbs_mobilizer_ops mbs_mob_ball_xyz = {"ball_xyz", 3, 3, 0, -1, ball_xyz_position, NULL,
-                                            xyz_qdot, xyz_u_from_qdot, xyz_qdotdot, NULL};
+const mbs_mobilizer_ops mbs_mob_ball_xyz = {"ball_xyz",
+                                            3, 3, 0, -1,
+                                            ball_xyz_position,
+                                            NULL,
+                                            mbs_mob_xyz_qdot,
+                                            mbs_mob_xyz_u_from_qdot,
+                                            mbs_mob_xyz_qdotdot,
+                                            NULL};
 
 //---------------------------------- free -------------------------------------------------------
 
@@ -184,7 +198,7 @@ static void free_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u,
 }
 
 const mbs_mobilizer_ops mbs_mob_free = {"free", 7, 6, 0, 0, free_position, NULL, free_qdot,
-                                        free_u_from_qdot, free_qdotdot, quat_default};
+                                        free_u_from_qdot, free_qdotdot, mbs_mob_quat_default};
 
 static void free_xyz_position(const mbs_mob_ctx* c, const double* q, double R[9], double p[3],
                               double* H) {

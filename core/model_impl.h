@@ -65,6 +65,16 @@ void mbs_xyz_qdot(const double a[3], const double w[3], double adot[3]);
 void mbs_xyz_w_from_qdot(const double a[3], const double adot[3], double w[3]);
 void mbs_xyz_qdotdot(const double a[3], const double w[3], const double wdot[3],
                      double add[3]);
+// the same as mobilizer kernels, for mobilizers whose rotation is a ball's (u = w_FM in F)
+void mbs_mob_ball_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd);
+void mbs_mob_ball_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u);
+void mbs_mob_ball_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u, const double* ud,
+                          double* qdd);
+void mbs_mob_quat_default(const mbs_mob_ctx* c, double* q);
+void mbs_mob_xyz_qdot(const mbs_mob_ctx* c, const double* q, const double* u, double* qd);
+void mbs_mob_xyz_u_from_qdot(const mbs_mob_ctx* c, const double* q, const double* qd, double* u);
+void mbs_mob_xyz_qdotdot(const mbs_mob_ctx* c, const double* q, const double* u, const double* ud,
+                         double* qdd);
 
 //---------------------------------- system -----------------------------------------------------
 

@@ -453,36 +453,28 @@ int mbs_calc_station_jacobian(const mbs_system* sys, mbs_state* st, int body,
 
 //---------------------------------- kinematic maps ---------------------------------------------
 
-int mbs_calc_qdot(const mbs_system* sys, mbs_state* st, const double* u, double* qdot) {
-  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
+// q' = N u (forward) or u = N^-1 q' (inverse), body by body
+static int map_qdot(const mbs_system* sys, mbs_state* st, const double* in, double* out,
+                    int inverse, const char* func) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, func);
   if (rc) return rc;
   mbs_mob_ctx c;
   for (int b = 1; b < sys->nbody; b++) {
     const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
     const int qa = sys->body_qadr[b], ua = sys->body_uadr[b];
-    if (ops->qdot) {
-      mbs_mob_ctx_init(&c, sys, st, b);
-      ops->qdot(&c, st->q + qa, u + ua, qdot + qa);
-    } else {
-      memcpy(qdot + qa, u + ua, (size_t)sys->body_nu[b] * sizeof(double));
-    }
+    mbs_mob_ctx_init(&c, sys, st, b);
+    if (!inverse && ops->qdot) ops->qdot(&c, st->q + qa, in + ua, out + qa);
+    else if (inverse && ops->u_from_qdot) ops->u_from_qdot(&c, st->q + qa, in + qa, out + ua);
+    else if (inverse) memcpy(out + ua, in + qa, (size_t)sys->body_nu[b] * sizeof(double));
+    else memcpy(out + qa, in + ua, (size_t)sys->body_nu[b] * sizeof(double));
   }
   return MBS_OK;
 }
 
+int mbs_calc_qdot(const mbs_system* sys, mbs_state* st, const double* u, double* qdot) {
+  return map_qdot(sys, st, u, qdot, 0, __func__);
+}
+
 int mbs_calc_u_from_qdot(const mbs_system* sys, mbs_state* st, const double* qdot, double* u) {
-  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
-  if (rc) return rc;
-  mbs_mob_ctx c;
-  for (int b = 1; b < sys->nbody; b++) {
-    const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
-    const int qa = sys->body_qadr[b], ua = sys->body_uadr[b];
-    if (ops->u_from_qdot) {
-      mbs_mob_ctx_init(&c, sys, st, b);
-      ops->u_from_qdot(&c, st->q + qa, qdot + qa, u + ua);
-    } else {
-      memcpy(u + ua, qdot + qa, (size_t)sys->body_nu[b] * sizeof(double));
-    }
-  }
-  return MBS_OK;
+  return map_qdot(sys, st, qdot, u, 1, __func__);
 }
