@@ -19,7 +19,10 @@
 #include <string.h>
 
 #ifdef __cplusplus
+#define MBS_RESTRICT __restrict
 extern "C" {
+#else
+#define MBS_RESTRICT restrict
 #endif
 
 //---------------------------------- 3-vectors --------------------------------------------------
@@ -234,8 +237,8 @@ int mbs_inertia_is_physical(const double I_C[9]);
 // r = P a
 void mbs_m66_vec(double r[6], const double P[36], const double a[6]);
 // r = P a for a symmetric P, accumulated row by row (r = sum_j a_j P[j][:]), which vectorizes
-static inline void mbs_sym66_vec(double* restrict r, const double* restrict P,
-                                 const double* restrict a) {
+static inline void mbs_sym66_vec(double* MBS_RESTRICT r, const double* MBS_RESTRICT P,
+                                 const double* MBS_RESTRICT a) {
   for (int i = 0; i < 6; i++) r[i] = P[i] * a[0];
   for (int j = 1; j < 6; j++) {
     const double aj = a[j];
@@ -247,7 +250,7 @@ static inline void mbs_sym66_vec(double* restrict r, const double* restrict P,
 void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]);
 // Rigid shift of a symmetric 6x6 inertia from a body origin B to its parent origin P, with
 // l = p_PB (from P to B): r += phi(l) P phi(l)^T, phi(l) = [[1, l x], [0, 1]]. 72 flops.
-void mbs_m66_shift_add(double* restrict r, const double* restrict P, const double l[3]);
+void mbs_m66_shift_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P, const double l[3]);
 
 #ifdef __cplusplus
 }
