@@ -213,7 +213,7 @@ struct mbs_state {
   // articulated-body inertias (Position)
   double* P;                   // 36 per body
   double* DI;                  // D^-1 blocks
-  double* G;                   // 6 x nu: P H D^-1
+  double* G;                   // 6 x nu: phi(l) P H D^-1 (shifted to the parent's origin)
 
   // Dynamics
   double* F_body;              // 6 per body: applied body forces incl. gravity

@@ -10,6 +10,10 @@
 // Forward dynamics (articulated-body method):
 //   inward:  z = P A_c + b - F + sum_children phi z+,  e = f - H^T z,  z+ = z + G e
 //   outward: A+ = phi^T A_P,  u' = D^-1 e - G^T A+,  A = A+ + H u' + A_c
+// The State keeps G already shifted to the parent's origin, G_P = phi G, because then
+//   phi z+ = phi z + G_P e,  G^T A+ = G_P^T A_P,  phi P+ phi^T = phi P phi^T - G_P (phi P H)^T,
+// and the parts that do not depend on D^-1 (or on e) are computed off the critical path of the
+// sweeps (a chain of bodies is a chain of dependent steps).
 // Inverse dynamics: outward A = phi^T A_P + H u' + A_c; inward
 //   F_B = Mk A + b - F + sum_children phi F_child;  tau = H^T F_B - f.
 #include <string.h>
@@ -68,25 +72,31 @@ static inline void hinge_times_add(int n, const double* H, const double* v, doub
 
 //---------------------------------- articulated inertias ---------------------------------------
 
-// One speed: D = h^T P h is a scalar, G = P h / D and P+ = P - G (P h)^T (a rank-one update).
-// Returns 0 if D is not positive.
-static int abi_one_speed(const double* restrict P, const double* restrict h, double* restrict G,
-                         double* restrict di, double* restrict Pp) {
-  double PH[6];
+// One speed: D = h^T P h is a scalar, G_P = phi (P h) / D, and the parent's P (r, or NULL
+// for a base body) receives phi P+ phi^T = phi P phi^T - G_P (phi P h)^T. Returns 0 if D is
+// not positive.
+static int abi_one_speed(const double* restrict P, const double* restrict h,
+                         const double l[3], double* restrict G_P, double* restrict di,
+                         double* restrict r) {
+  double PH[6], q[6];
   if (h[3] == 0 && h[4] == 0 && h[5] == 0) {
     // a pure rotation about an axis through B's origin (pin with M = B): P h uses 3 rows
-    for (int i = 0; i < 6; i++) PH[i] = P[i] * h[0] + P[6 + i] * h[1] + P[12 + i] * h[2];
+    for (int i = 0; i < 6; i++) PH[i] = P[i] * h[0] + (P[6 + i] * h[1] + P[12 + i] * h[2]);
   } else {
     mbs_sym66_vec(PH, P, h);
   }
+  mbs_sv_shift_force(q, PH, l);
+  if (r) mbs_m66_shift_add(r, P, l);  // independent of D: overlaps with its division
   const double D = mbs_sv_dot(h, PH);
   if (!(D > 0) || !isfinite(D)) return 0;
-  *di = 1.0 / D;
-  for (int i = 0; i < 6; i++) G[i] = PH[i] * *di;
-  for (int i = 0; i < 6; i++) {
-    const double gi = G[i];
-    for (int j = 0; j < 6; j++) Pp[6 * i + j] = P[6 * i + j] - gi * PH[j];
-  }
+  const double inv = 1.0 / D;
+  *di = inv;
+  for (int i = 0; i < 6; i++) G_P[i] = q[i] * inv;
+  if (r)
+    for (int i = 0; i < 6; i++) {
+      const double gi = G_P[i];
+      for (int j = 0; j < 6; j++) r[6 * i + j] -= gi * q[j];
+    }
   return 1;
 }
 
@@ -101,8 +111,10 @@ static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
   if (nu == 0) {
     memcpy(Pp, P, sizeof(Pp));
   } else if (nu == 1) {
-    if (!abi_one_speed(P, H, st->G + 6 * sys->body_uadr[b], st->DI + sys->body_diadr[b], Pp))
+    if (!abi_one_speed(P, H, st->l + 3 * b, st->G + 6 * sys->body_uadr[b],
+                       st->DI + sys->body_diadr[b], par != 0 ? st->P + 36 * par : NULL))
       goto singular;
+    return MBS_OK;
   } else {
     double PH[36], D[36];
     double* DI = st->DI + sys->body_diadr[b];
@@ -125,6 +137,12 @@ static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
         for (int k = 0; k < nu; k++) s += G[6 * k + i] * PH[6 * k + j];
         Pp[6 * i + j] = Pp[6 * j + i] = P[6 * i + j] - s;
       }
+    // keep G shifted to the parent's origin
+    for (int j = 0; j < nu; j++) {
+      double g[6];
+      mbs_sv_copy(g, G + 6 * j);
+      mbs_sv_shift_force(G + 6 * j, g, st->l + 3 * b);
+    }
   }
   if (par != 0) mbs_m66_shift_add(st->P + 36 * par, Pp, st->l + 3 * b);
   return MBS_OK;
@@ -153,10 +171,11 @@ int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st) {
 //---------------------------------- forward dynamics -------------------------------------------
 
 // Inward ABA step for body b: z (accumulated from the children) plus, with bias,
-// P A_c + b - F; then e = f - H^T z and z+ = z + G e, shifted into the parent's z.
+// P A_c + b - F; then e = f - H^T z, and the parent's z receives phi z+ = phi z + G_P e.
 static void aba_inward_body(const mbs_system* sys, mbs_state* st, int b, double* z, double* eps,
                             const double* f, int with_bias) {
   const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
+  const int par = sys->body_parent[b];
   double* zb = z + 6 * b;
   if (with_bias) {
     double PA[6];
@@ -165,42 +184,44 @@ static void aba_inward_body(const mbs_system* sys, mbs_state* st, int b, double*
     const double* F = st->F_body + 6 * b;
     for (int i = 0; i < 6; i++) zb[i] += PA[i] + gy[i] - F[i];
   }
+  double* zp = par != 0 ? z + 6 * par : NULL;
+  if (zp) mbs_sv_shift_force_add(zp, zb, st->l + 3 * b);
   if (nu == 1) {
-    const double* H = st->H + 6 * uadr;
-    const double* G = st->G + 6 * uadr;
-    const double e = f[uadr] - mbs_sv_dot(H, zb);
+    const double e = f[uadr] - mbs_sv_dot(st->H + 6 * uadr, zb);
     eps[uadr] = e;
-    for (int i = 0; i < 6; i++) zb[i] += G[i] * e;
+    if (zp) {
+      const double* G_P = st->G + 6 * uadr;
+      for (int i = 0; i < 6; i++) zp[i] += G_P[i] * e;
+    }
   } else if (nu > 0) {
     const double* H = st->H + 6 * uadr;
-    const double* G = st->G + 6 * uadr;
     double* e = eps + uadr;
     for (int j = 0; j < nu; j++) e[j] = f[uadr + j] - mbs_sv_dot(H + 6 * j, zb);
-    hinge_times_add(nu, G, e, zb);  // z+ = z + G e
+    if (zp) hinge_times_add(nu, st->G + 6 * uadr, e, zp);
   }
-  const int par = sys->body_parent[b];
-  if (par != 0) mbs_sv_shift_force_add(z + 6 * par, zb, st->l + 3 * b);
 }
 
-// Outward ABA sweep: A+ = phi^T A_P, u' = D^-1 e - G^T A+, A = A+ + H u' (+ A_c with bias).
+// Outward ABA sweep: u' = D^-1 e - G_P^T A_P, A = phi^T A_P + H u' (+ A_c with bias).
 static void aba_outward(const mbs_system* sys, mbs_state* st, const double* eps, double* udot,
                         double* A, int with_bias) {
   mbs_sv_zero(A);
   for (int b = 1; b < sys->nbody; b++) {
     const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
+    const double* AP = A + 6 * sys->body_parent[b];
     double* Ab = A + 6 * b;
-    mbs_sv_shift_motion(Ab, A + 6 * sys->body_parent[b], st->l + 3 * b);
+    mbs_sv_shift_motion(Ab, AP, st->l + 3 * b);
+    if (with_bias)
+      for (int i = 0; i < 6; i++) Ab[i] += st->A_c[6 * b + i];
     if (nu == 1) {
       const double* H = st->H + 6 * uadr;
-      const double ud = st->DI[sys->body_diadr[b]] * eps[uadr] - mbs_sv_dot(st->G + 6 * uadr, Ab);
+      const double ud = st->DI[sys->body_diadr[b]] * eps[uadr] - mbs_sv_dot(st->G + 6 * uadr, AP);
       udot[uadr] = ud;
       for (int i = 0; i < 6; i++) Ab[i] += H[i] * ud;
     } else if (nu > 0) {
       const double* H = st->H + 6 * uadr;
-      const double* G = st->G + 6 * uadr;
       const double* DI = st->DI + sys->body_diadr[b];
       double GA[6];
-      hinge_t_times(nu, G, Ab, GA);
+      hinge_t_times(nu, st->G + 6 * uadr, AP, GA);
       for (int i = 0; i < nu; i++) {
         double s = -GA[i];
         for (int k = 0; k < nu; k++) s += DI[i * nu + k] * eps[uadr + k];
@@ -208,8 +229,6 @@ static void aba_outward(const mbs_system* sys, mbs_state* st, const double* eps,
       }
       hinge_times_add(nu, H, udot + uadr, Ab);
     }
-    if (with_bias)
-      for (int i = 0; i < 6; i++) Ab[i] += st->A_c[6 * b + i];
   }
 }
 

@@ -172,8 +172,9 @@ void mbs_tf_from_xyz(mbs_transform* X, const double angles[3], const double p[3]
 
 static inline void mbs_sv_zero(double r[6]) { memset(r, 0, 6 * sizeof(double)); }
 static inline void mbs_sv_copy(double r[6], const double a[6]) { memcpy(r, a, 6 * sizeof(double)); }
+// summed pairwise: a shorter dependency chain than left to right
 static inline double mbs_sv_dot(const double a[6], const double b[6]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+  return ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5]);
 }
 // shift a motion vector outward by l (from point P to point B = P + l):
 // r = phi(l)^T V = [w; v + w x l]
