@@ -38,8 +38,10 @@ void mbs_quat_qdotdot(const double q[4], const double w[3], const double wdot[3]
 
 void mbs_xyz_qdot(const double a[3], const double w[3], double ad[3]) {
   // solve E(a) a' = w
-  const double c0 = cos(a[0]), s0 = sin(a[0]);
-  const double c1 = cos(a[1]), s1 = sin(a[1]);
+  double s0, c0;
+  mbs_sincos(a[0], &s0, &c0);
+  double s1, c1;
+  mbs_sincos(a[1], &s1, &c1);
   ad[1] = c0 * w[1] + s0 * w[2];
   ad[2] = (-s0 * w[1] + c0 * w[2]) / c1;
   ad[0] = w[0] - s1 * ad[2];
@@ -53,8 +55,10 @@ void mbs_xyz_w_from_qdot(const double a[3], const double ad[3], double w[3]) {
 
 // E'(a, a') a'
 static void xyz_edot_times(const double a[3], const double ad[3], double r[3]) {
-  const double c0 = cos(a[0]), s0 = sin(a[0]);
-  const double c1 = cos(a[1]), s1 = sin(a[1]);
+  double s0, c0;
+  mbs_sincos(a[0], &s0, &c0);
+  double s1, c1;
+  mbs_sincos(a[1], &s1, &c1);
   r[0] = c1 * ad[1] * ad[2];
   r[1] = -s0 * ad[0] * ad[1] + (-c0 * c1 * ad[0] + s0 * s1 * ad[1]) * ad[2];
   r[2] = c0 * ad[0] * ad[1] + (-s0 * c1 * ad[0] - c0 * s1 * ad[1]) * ad[2];

@@ -63,16 +63,18 @@ static void universal_position(const mbs_mob_ctx* c, const double* q, double R[9
   mbs_m33_mul(R, Rx, Ry);
   mbs_v3_zero(p);
   set_col(H, 0, 1, 0, 0, 0, 0, 0);
-  set_col(H, 1, 0, cos(q[0]), sin(q[0]), 0, 0, 0);  // new y = Rx(q0) y
+  set_col(H, 1, 0, Rx[4], Rx[7], 0, 0, 0);  // new y = Rx(q0) y = (0, cos q0, sin q0)
 }
 
 static void universal_hdot_u(const mbs_mob_ctx* c, const double* q, const double* u,
                              double HDu[6]) {
   (void)c;
   // d/dt (0, c0, s0) = (0, -s0, c0) q0'
+  double sn, cs;
+  mbs_sincos(q[0], &sn, &cs);
   mbs_sv_zero(HDu);
-  HDu[1] = -sin(q[0]) * u[0] * u[1];
-  HDu[2] = cos(q[0]) * u[0] * u[1];
+  HDu[1] = -sn * u[0] * u[1];
+  HDu[2] = cs * u[0] * u[1];
 }
 
 const mbs_mobilizer_ops mbs_mob_universal = {"universal", 2, 2, 0, -1, universal_position,

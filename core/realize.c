@@ -174,11 +174,15 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
     const int par = sys->body_parent[b];
     const int nu = sys->body_nu[b];
     const unsigned char fl = st->flags[b];
-    const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
-    mbs_mob_ctx_init(&ctx, sys, st, b);
     mbs_transform* X_FM = &st->X_FM[b];
     double* H_FM = st->H_FM + 6 * sys->body_uadr[b];
-    ops->position(&ctx, st->q + sys->body_qadr[b], X_FM->R, X_FM->p, H_FM);
+    if (sys->body_mob[b] == MBS_MOB_PIN) {  // the most common joint: no indirect call
+      mbs_mob_pin.position(NULL, st->q + sys->body_qadr[b], X_FM->R, X_FM->p, H_FM);
+    } else {
+      mbs_mob_ctx_init(&ctx, sys, st, b);
+      mbs_mobilizer_ops_of(sys->body_mob[b])->position(&ctx, st->q + sys->body_qadr[b], X_FM->R,
+                                                       X_FM->p, H_FM);
+    }
 
     // X_FB = X_FM X_MB; r_F = p_MB in F (from M's origin to B's origin)
     double* r_F = st->r_F + 3 * b;
@@ -265,13 +269,21 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
 
     double* V_FM = st->V_FM + 6 * b;
-    double HU[6] = {0, 0, 0, 0, 0, 0};  // H u: velocity of B relative to P, in G
-    mbs_sv_zero(V_FM);
-    for (int j = 0; j < nu; j++)
+    double HU[6];  // H u: velocity of B relative to P, in G
+    if (nu == 1) {
       for (int i = 0; i < 6; i++) {
-        V_FM[i] += H_FM[6 * j + i] * u[j];
-        HU[i] += H[6 * j + i] * u[j];
+        V_FM[i] = H_FM[i] * u[0];
+        HU[i] = H[i] * u[0];
       }
+    } else {
+      mbs_sv_zero(V_FM);
+      mbs_sv_zero(HU);
+      for (int j = 0; j < nu; j++)
+        for (int i = 0; i < 6; i++) {
+          V_FM[i] += H_FM[6 * j + i] * u[j];
+          HU[i] += H[6 * j + i] * u[j];
+        }
+    }
     const double* VP = st->V_GB + 6 * par;
     const double* wP = VP;
     const double* l = st->l + 3 * b;

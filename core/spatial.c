@@ -4,21 +4,24 @@
 //---------------------------------- rotations --------------------------------------------------
 
 void mbs_rot_x(double R[9], double a) {
-  const double c = cos(a), s = sin(a);
+  double s, c;
+  mbs_sincos(a, &s, &c);
   R[0] = 1; R[1] = 0; R[2] = 0;
   R[3] = 0; R[4] = c; R[5] = -s;
   R[6] = 0; R[7] = s; R[8] = c;
 }
 
 void mbs_rot_y(double R[9], double a) {
-  const double c = cos(a), s = sin(a);
+  double s, c;
+  mbs_sincos(a, &s, &c);
   R[0] = c;  R[1] = 0; R[2] = s;
   R[3] = 0;  R[4] = 1; R[5] = 0;
   R[6] = -s; R[7] = 0; R[8] = c;
 }
 
 void mbs_rot_z(double R[9], double a) {
-  const double c = cos(a), s = sin(a);
+  double s, c;
+  mbs_sincos(a, &s, &c);
   R[0] = c; R[1] = -s; R[2] = 0;
   R[3] = s; R[4] = c;  R[5] = 0;
   R[6] = 0; R[7] = 0;  R[8] = 1;
@@ -26,7 +29,9 @@ void mbs_rot_z(double R[9], double a) {
 
 void mbs_rot_axis_angle(double R[9], const double k[3], double a) {
   // R = c 1 + (1 - c) k k^T + s k x
-  const double c = cos(a), s = sin(a), t = 1 - c;
+  double s, c;
+  mbs_sincos(a, &s, &c);
+  const double t = 1 - c;
   R[0] = c + t * k[0] * k[0];
   R[1] = t * k[0] * k[1] - s * k[2];
   R[2] = t * k[0] * k[2] + s * k[1];
@@ -40,9 +45,12 @@ void mbs_rot_axis_angle(double R[9], const double k[3], double a) {
 
 void mbs_rot_body_xyz(double R[9], const double a[3]) {
   // Rx(a0) Ry(a1) Rz(a2), multiplied out
-  const double c0 = cos(a[0]), s0 = sin(a[0]);
-  const double c1 = cos(a[1]), s1 = sin(a[1]);
-  const double c2 = cos(a[2]), s2 = sin(a[2]);
+  double s0, c0;
+  mbs_sincos(a[0], &s0, &c0);
+  double s1, c1;
+  mbs_sincos(a[1], &s1, &c1);
+  double s2, c2;
+  mbs_sincos(a[2], &s2, &c2);
   R[0] = c1 * c2;
   R[1] = -c1 * s2;
   R[2] = s1;
@@ -70,8 +78,10 @@ void mbs_rot_to_body_xyz(double a[3], const double R[9]) {
 }
 
 void mbs_body_xyz_rate_matrix(double E[9], const double a[3]) {
-  const double c0 = cos(a[0]), s0 = sin(a[0]);
-  const double c1 = cos(a[1]), s1 = sin(a[1]);
+  double s0, c0;
+  mbs_sincos(a[0], &s0, &c0);
+  double s1, c1;
+  mbs_sincos(a[1], &s1, &c1);
   E[0] = 1; E[1] = 0;  E[2] = s1;
   E[3] = 0; E[4] = c0; E[5] = -s0 * c1;
   E[6] = 0; E[7] = s0; E[8] = c0 * c1;
@@ -181,13 +191,13 @@ void mbs_inertia_shift_from_com(double I_O[9], double m, const double c[3], cons
 }
 
 void mbs_inertia_rotate(double r[9], const double R[9], const double Imat[9]) {
+  // T = R I, then r = T R^T on the upper triangle, mirrored (r is exactly symmetric)
   double t[9];
   mbs_m33_mul(t, R, Imat);
-  mbs_m33_mult(r, t, R);
-  // enforce exact symmetry
-  r[3] = r[1] = 0.5 * (r[1] + r[3]);
-  r[6] = r[2] = 0.5 * (r[2] + r[6]);
-  r[7] = r[5] = 0.5 * (r[5] + r[7]);
+  for (int i = 0; i < 3; i++)
+    for (int j = i; j < 3; j++)
+      r[3 * i + j] = r[3 * j + i] =
+          t[3 * i] * R[3 * j] + t[3 * i + 1] * R[3 * j + 1] + t[3 * i + 2] * R[3 * j + 2];
 }
 
 void mbs_rigid_inertia_mul(double F[6], const mbs_rigid_inertia* M, const double V[6]) {
@@ -252,7 +262,10 @@ void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]) {
   }
 }
 
-void mbs_m66_shift_add(double* restrict r, const double* restrict P, const double l[3]) {
+// r += phi P phi^T (- g q^T when g is given): the shift of mbs_m66_shift_add with an optional
+// rank-one correction applied in the same pass over r
+static inline void shift_add_impl(double* restrict r, const double* restrict P, const double l[3],
+                                  const double* restrict g, const double* restrict q) {
   // blocks of P: J (top left), F (top right), F^T (bottom left), M (bottom right); L = l x.
   // r += [[J + L F^T - F' L, F'], [F'^T, M]] with F' = F + L M (P symmetric).
   const double l0 = l[0], l1 = l[1], l2 = l[2];
@@ -265,11 +278,11 @@ void mbs_m66_shift_add(double* restrict r, const double* restrict P, const doubl
     Fp[1][j] = P[9 + j] + (l2 * M0[j] - l0 * M2[j]);
     Fp[2][j] = P[15 + j] + (l0 * M1[j] - l1 * M0[j]);
   }
-  // L F^T: F^T rows are the bottom-left rows of P (P symmetric): (L F^T)[i][k] = (L B)[i][k]
-  // with B = bottom-left block, B[m][k] = P[6 (3 + m) + k]
+  // L F^T: F^T rows are the bottom-left rows of P (P symmetric)
   const double* B0 = P + 18;
   const double* B1 = P + 24;
   const double* B2 = P + 30;
+  double Jn[3][3];
   for (int k = 0; k < 3; k++) {
     const double lb0 = l1 * B2[k] - l2 * B1[k];
     const double lb1 = l2 * B0[k] - l0 * B2[k];
@@ -281,17 +294,36 @@ void mbs_m66_shift_add(double* restrict r, const double* restrict P, const doubl
       else if (k == 1) fl[i] = Fp[i][2] * l0 - Fp[i][0] * l2;
       else fl[i] = Fp[i][0] * l1 - Fp[i][1] * l0;
     }
-    r[k] += P[k] + lb0 - fl[0];
-    r[6 + k] += P[6 + k] + lb1 - fl[1];
-    r[12 + k] += P[12 + k] + lb2 - fl[2];
+    Jn[0][k] = P[k] + lb0 - fl[0];
+    Jn[1][k] = P[6 + k] + lb1 - fl[1];
+    Jn[2][k] = P[12 + k] + lb2 - fl[2];
   }
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
+    double* ra = r + 6 * i;        // row i: [J' | F']
+    double* rb = r + 6 * (3 + i);  // row 3 + i: [F'^T | M]
     for (int j = 0; j < 3; j++) {
-      r[6 * i + 3 + j] += Fp[i][j];
-      r[6 * (3 + j) + i] += Fp[i][j];
+      ra[j] += Jn[i][j];
+      ra[3 + j] += Fp[i][j];
+      rb[j] += Fp[j][i];
+      rb[3 + j] += P[6 * (3 + i) + 3 + j];
     }
-  for (int i = 3; i < 6; i++)
-    for (int j = 3; j < 6; j++) r[6 * i + j] += P[6 * i + j];
+    if (g) {
+      const double ga = g[i], gb = g[3 + i];
+      for (int j = 0; j < 6; j++) {
+        ra[j] -= ga * q[j];
+        rb[j] -= gb * q[j];
+      }
+    }
+  }
+}
+
+void mbs_m66_shift_add(double* restrict r, const double* restrict P, const double l[3]) {
+  shift_add_impl(r, P, l, NULL, NULL);
+}
+
+void mbs_m66_shift_rank1_add(double* restrict r, const double* restrict P, const double l[3],
+                             const double g[6], const double q[6]) {
+  shift_add_impl(r, P, l, g, q);
 }
 
 //---------------------------------- inertia checks ---------------------------------------------

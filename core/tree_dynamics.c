@@ -86,17 +86,12 @@ static int abi_one_speed(const double* restrict P, const double* restrict h,
     mbs_sym66_vec(PH, P, h);
   }
   mbs_sv_shift_force(q, PH, l);
-  if (r) mbs_m66_shift_add(r, P, l);  // independent of D: overlaps with its division
   const double D = mbs_sv_dot(h, PH);
   if (!(D > 0) || !isfinite(D)) return 0;
   const double inv = 1.0 / D;
   *di = inv;
   for (int i = 0; i < 6; i++) G_P[i] = q[i] * inv;
-  if (r)
-    for (int i = 0; i < 6; i++) {
-      const double gi = G_P[i];
-      for (int j = 0; j < 6; j++) r[6 * i + j] -= gi * q[j];
-    }
+  if (r) mbs_m66_shift_rank1_add(r, P, l, G_P, q);
   return 1;
 }
 

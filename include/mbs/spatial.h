@@ -127,6 +127,10 @@ static inline void mbs_m33_cross(double r[9], const double v[3]) {
 
 //---------------------------------- rotations --------------------------------------------------
 
+// sin(x) and cos(x) together, within two units in the last place, with the same bits on
+// every machine (core/sincos.c)
+void mbs_sincos(double x, double* s, double* c);
+
 // rotation by angle a about the x, y or z axis
 void mbs_rot_x(double R[9], double a);
 void mbs_rot_y(double R[9], double a);
@@ -252,6 +256,10 @@ void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]);
 // Rigid shift of a symmetric 6x6 inertia from a body origin B to its parent origin P, with
 // l = p_PB (from P to B): r += phi(l) P phi(l)^T, phi(l) = [[1, l x], [0, 1]]. 72 flops.
 void mbs_m66_shift_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P, const double l[3]);
+// r += phi(l) P phi(l)^T - g q^T in one pass (the articulated-body step of a one-speed
+// mobilizer: g q^T is the shifted rank-one part)
+void mbs_m66_shift_rank1_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P,
+                             const double l[3], const double g[6], const double q[6]);
 
 #ifdef __cplusplus
 }
