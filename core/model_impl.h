@@ -205,13 +205,12 @@ struct mbs_state {
 
   // Velocity
   double* V_GB;                // 6 per body
-  double* V_FM;                // 6 per body (H_FM u)
   double* gyro;                // 6 per body: gyroscopic force [w x I w; m w x (w x c)]
   double* A_c;                 // 6 per body: Coriolis acceleration
   double* qdot;                // nq
 
   // articulated-body inertias (Position)
-  double* P;                   // 36 per body
+  double* P;                   // 21 per body (packed symmetric, see mbs_sym6_*)
   double* DI;                  // D^-1 blocks
   double* G;                   // 6 x nu: phi(l) P H D^-1 (shifted to the parent's origin)
 

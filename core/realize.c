@@ -125,11 +125,10 @@ int mbs_realize_instance(const mbs_system* sys, mbs_state* st) {
   mbs_v3_zero(st->r_F);
   memset(&st->M_G[0], 0, sizeof(st->M_G[0]));
   mbs_sv_zero(st->V_GB);
-  mbs_sv_zero(st->V_FM);
   mbs_sv_zero(st->gyro);
   mbs_sv_zero(st->A_c);
   mbs_sv_zero(st->A_GB);
-  memset(st->P, 0, 36 * sizeof(double));
+  memset(st->P, 0, MBS_SYM6_SIZE * sizeof(double));
   st->stage = MBS_STAGE_INSTANCE;
   return MBS_OK;
 }
@@ -268,21 +267,13 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     const double* H = st->H + 6 * uadr;
     const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);
 
-    double* V_FM = st->V_FM + 6 * b;
     double HU[6];  // H u: velocity of B relative to P, in G
     if (nu == 1) {
-      for (int i = 0; i < 6; i++) {
-        V_FM[i] = H_FM[i] * u[0];
-        HU[i] = H[i] * u[0];
-      }
+      for (int i = 0; i < 6; i++) HU[i] = H[i] * u[0];
     } else {
-      mbs_sv_zero(V_FM);
       mbs_sv_zero(HU);
       for (int j = 0; j < nu; j++)
-        for (int i = 0; i < 6; i++) {
-          V_FM[i] += H_FM[6 * j + i] * u[j];
-          HU[i] += H[6 * j + i] * u[j];
-        }
+        for (int i = 0; i < 6; i++) HU[i] += H[6 * j + i] * u[j];
     }
     const double* VP = st->V_GB + 6 * par;
     const double* wP = VP;
@@ -303,6 +294,9 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
         ops->hdot_u(&ctx, st->q + sys->body_qadr[b], u, HDu);
       }
       if (!bm_identity) {
+        double V_FM[6] = {0, 0, 0, 0, 0, 0};  // H_FM u: velocity of M in F, in F
+        for (int j = 0; j < nu; j++)
+          for (int i = 0; i < 6; i++) V_FM[i] += H_FM[6 * j + i] * u[j];
         const double* r_F = st->r_F + 3 * b;
         mbs_v3_cross_add(HDu + 3, HDu, r_F);
         mbs_v3_cross(wr, V_FM, r_F);
@@ -334,6 +328,8 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     if (ops->qdot) {
       mbs_mob_ctx_init(&ctx, sys, st, b);
       ops->qdot(&ctx, st->q + sys->body_qadr[b], u, qd);
+    } else if (nu == 1) {
+      qd[0] = u[0];
     } else {
       for (int j = 0; j < nu; j++) qd[j] = u[j];
     }
@@ -368,7 +364,7 @@ int mbs_realize_acceleration(const mbs_system* sys, mbs_state* st) {
       mbs_mob_ctx_init(&ctx, sys, st, b);
       ops->qdotdot(&ctx, st->q + qadr, st->u + uadr, st->udot + uadr, st->qdotdot + qadr);
     } else {
-      memcpy(st->qdotdot + qadr, st->udot + uadr, (size_t)sys->body_nu[b] * sizeof(double));
+      for (int j = 0; j < sys->body_nu[b]; j++) st->qdotdot[qadr + j] = st->udot[uadr + j];
     }
   }
   st->stage = MBS_STAGE_ACCELERATION;

@@ -262,69 +262,6 @@ void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]) {
   }
 }
 
-// r += phi P phi^T (- g q^T when g is given): the shift of mbs_m66_shift_add with an optional
-// rank-one correction applied in the same pass over r
-static inline void shift_add_impl(double* restrict r, const double* restrict P, const double l[3],
-                                  const double* restrict g, const double* restrict q) {
-  // blocks of P: J (top left), F (top right), F^T (bottom left), M (bottom right); L = l x.
-  // r += [[J + L F^T - F' L, F'], [F'^T, M]] with F' = F + L M (P symmetric).
-  const double l0 = l[0], l1 = l[1], l2 = l[2];
-  double Fp[3][3];
-  const double* M0 = P + 21;  // row 3, columns 3..5
-  const double* M1 = P + 27;
-  const double* M2 = P + 33;
-  for (int j = 0; j < 3; j++) {
-    Fp[0][j] = P[3 + j] + (l1 * M2[j] - l2 * M1[j]);
-    Fp[1][j] = P[9 + j] + (l2 * M0[j] - l0 * M2[j]);
-    Fp[2][j] = P[15 + j] + (l0 * M1[j] - l1 * M0[j]);
-  }
-  // L F^T: F^T rows are the bottom-left rows of P (P symmetric)
-  const double* B0 = P + 18;
-  const double* B1 = P + 24;
-  const double* B2 = P + 30;
-  double Jn[3][3];
-  for (int k = 0; k < 3; k++) {
-    const double lb0 = l1 * B2[k] - l2 * B1[k];
-    const double lb1 = l2 * B0[k] - l0 * B2[k];
-    const double lb2 = l0 * B1[k] - l1 * B0[k];
-    // (F' L)[i][k]: column k of L is (0, l2, -l1), (-l2, 0, l0), (l1, -l0, 0)
-    double fl[3];
-    for (int i = 0; i < 3; i++) {
-      if (k == 0) fl[i] = Fp[i][1] * l2 - Fp[i][2] * l1;
-      else if (k == 1) fl[i] = Fp[i][2] * l0 - Fp[i][0] * l2;
-      else fl[i] = Fp[i][0] * l1 - Fp[i][1] * l0;
-    }
-    Jn[0][k] = P[k] + lb0 - fl[0];
-    Jn[1][k] = P[6 + k] + lb1 - fl[1];
-    Jn[2][k] = P[12 + k] + lb2 - fl[2];
-  }
-  for (int i = 0; i < 3; i++) {
-    double* ra = r + 6 * i;        // row i: [J' | F']
-    double* rb = r + 6 * (3 + i);  // row 3 + i: [F'^T | M]
-    for (int j = 0; j < 3; j++) {
-      ra[j] += Jn[i][j];
-      ra[3 + j] += Fp[i][j];
-      rb[j] += Fp[j][i];
-      rb[3 + j] += P[6 * (3 + i) + 3 + j];
-    }
-    if (g) {
-      const double ga = g[i], gb = g[3 + i];
-      for (int j = 0; j < 6; j++) {
-        ra[j] -= ga * q[j];
-        rb[j] -= gb * q[j];
-      }
-    }
-  }
-}
-
-void mbs_m66_shift_add(double* restrict r, const double* restrict P, const double l[3]) {
-  shift_add_impl(r, P, l, NULL, NULL);
-}
-
-void mbs_m66_shift_rank1_add(double* restrict r, const double* restrict P, const double l[3],
-                             const double g[6], const double q[6]) {
-  shift_add_impl(r, P, l, g, q);
-}
 
 //---------------------------------- inertia checks ---------------------------------------------
 
@@ -376,4 +313,112 @@ int mbs_inertia_is_physical(const double J[9]) {
   mbs_sym33_eigenvalues(ev, J);
   if (ev[0] < -tol) return 0;
   return ev[2] <= ev[0] + ev[1] + tol;
+}
+
+//---------------------------------- packed symmetric 6x6 ---------------------------------------
+
+// index of J(i,j) or M(i,j), i, j in 0..2, in the packed upper triangle
+static inline int tri(int i, int j) {
+  static const int k[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+  return k[i][j];
+}
+
+void mbs_sym6_from_rigid(double P[21], const mbs_rigid_inertia* M) {
+  const double m = M->m;
+  const double mc0 = m * M->c[0], mc1 = m * M->c[1], mc2 = m * M->c[2];
+  const double* J = M->Io;
+  P[0] = J[0]; P[1] = J[1]; P[2] = J[2]; P[3] = J[4]; P[4] = J[5]; P[5] = J[8];
+  // F = m c x
+  P[6] = 0;     P[7] = -mc2;  P[8] = mc1;
+  P[9] = mc2;   P[10] = 0;    P[11] = -mc0;
+  P[12] = -mc1; P[13] = mc0;  P[14] = 0;
+  P[15] = m; P[16] = 0; P[17] = 0; P[18] = m; P[19] = 0; P[20] = m;
+}
+
+void mbs_sym6_mul(double* restrict r, const double* restrict P, const double a[6]) {
+  const double* J = P;
+  const double* F = P + MBS_SYM6_F;
+  const double* M = P + MBS_SYM6_M;
+  const double a0 = a[0], a1 = a[1], a2 = a[2], b0 = a[3], b1 = a[4], b2 = a[5];
+  r[0] = (J[0] * a0 + J[1] * a1 + J[2] * a2) + (F[0] * b0 + F[1] * b1 + F[2] * b2);
+  r[1] = (J[1] * a0 + J[3] * a1 + J[4] * a2) + (F[3] * b0 + F[4] * b1 + F[5] * b2);
+  r[2] = (J[2] * a0 + J[4] * a1 + J[5] * a2) + (F[6] * b0 + F[7] * b1 + F[8] * b2);
+  r[3] = (F[0] * a0 + F[3] * a1 + F[6] * a2) + (M[0] * b0 + M[1] * b1 + M[2] * b2);
+  r[4] = (F[1] * a0 + F[4] * a1 + F[7] * a2) + (M[1] * b0 + M[3] * b1 + M[4] * b2);
+  r[5] = (F[2] * a0 + F[5] * a1 + F[8] * a2) + (M[2] * b0 + M[4] * b1 + M[5] * b2);
+}
+
+void mbs_sym6_shift_add(double* restrict r, const double* restrict P, const double l[3],
+                        const double* g, const double* q) {
+  // r += [[J + L F^T - F' L, F'], [F'^T, M]], F' = F + L M, L = l x
+  const double l0 = l[0], l1 = l[1], l2 = l[2];
+  const double* J = P;
+  const double* F = P + MBS_SYM6_F;
+  const double* M = P + MBS_SYM6_M;
+  const double m00 = M[0], m01 = M[1], m02 = M[2], m11 = M[3], m12 = M[4], m22 = M[5];
+  // rows of M: (m00 m01 m02), (m01 m11 m12), (m02 m12 m22)
+  double Fp[9];
+  Fp[0] = F[0] + (l1 * m02 - l2 * m01);
+  Fp[1] = F[1] + (l1 * m12 - l2 * m11);
+  Fp[2] = F[2] + (l1 * m22 - l2 * m12);
+  Fp[3] = F[3] + (l2 * m00 - l0 * m02);
+  Fp[4] = F[4] + (l2 * m01 - l0 * m12);
+  Fp[5] = F[5] + (l2 * m02 - l0 * m22);
+  Fp[6] = F[6] + (l0 * m01 - l1 * m00);
+  Fp[7] = F[7] + (l0 * m11 - l1 * m01);
+  Fp[8] = F[8] + (l0 * m12 - l1 * m02);
+  // (L F^T)[i][k] = (L row i) . (F row k); (F' L)[i][k] = (F' row i) . (L column k)
+  // L rows: (0, -l2, l1), (l2, 0, -l0), (-l1, l0, 0); L columns: the rows negated
+  double LF[3][3], FL[3][3];
+  for (int k = 0; k < 3; k++) {
+    const double f0 = F[3 * k], f1 = F[3 * k + 1], f2 = F[3 * k + 2];
+    LF[0][k] = l1 * f2 - l2 * f1;
+    LF[1][k] = l2 * f0 - l0 * f2;
+    LF[2][k] = l0 * f1 - l1 * f0;
+  }
+  for (int i = 0; i < 3; i++) {
+    const double p0 = Fp[3 * i], p1 = Fp[3 * i + 1], p2 = Fp[3 * i + 2];
+    FL[i][0] = l2 * p1 - l1 * p2;
+    FL[i][1] = l0 * p2 - l2 * p0;
+    FL[i][2] = l1 * p0 - l0 * p1;
+  }
+  r[0] += J[0] + LF[0][0] - FL[0][0];
+  r[1] += J[1] + LF[0][1] - FL[0][1];
+  r[2] += J[2] + LF[0][2] - FL[0][2];
+  r[3] += J[3] + LF[1][1] - FL[1][1];
+  r[4] += J[4] + LF[1][2] - FL[1][2];
+  r[5] += J[5] + LF[2][2] - FL[2][2];
+  for (int i = 0; i < 9; i++) r[MBS_SYM6_F + i] += Fp[i];
+  for (int i = 0; i < 6; i++) r[MBS_SYM6_M + i] += M[i];
+  if (g) {
+    double* rJ = r;
+    double* rF = r + MBS_SYM6_F;
+    double* rM = r + MBS_SYM6_M;
+    rJ[0] -= g[0] * q[0]; rJ[1] -= g[0] * q[1]; rJ[2] -= g[0] * q[2];
+    rJ[3] -= g[1] * q[1]; rJ[4] -= g[1] * q[2]; rJ[5] -= g[2] * q[2];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) rF[3 * i + j] -= g[i] * q[3 + j];
+    rM[0] -= g[3] * q[3]; rM[1] -= g[3] * q[4]; rM[2] -= g[3] * q[5];
+    rM[3] -= g[4] * q[4]; rM[4] -= g[4] * q[5]; rM[5] -= g[5] * q[5];
+  }
+}
+
+void mbs_sym6_to_full(double A[36], const double P[21]) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      A[6 * i + j] = P[MBS_SYM6_J + tri(i, j)];
+      A[6 * i + 3 + j] = P[MBS_SYM6_F + 3 * i + j];
+      A[6 * (3 + j) + i] = P[MBS_SYM6_F + 3 * i + j];
+      A[6 * (3 + i) + 3 + j] = P[MBS_SYM6_M + tri(i, j)];
+    }
+}
+
+void mbs_sym6_from_full(double P[21], const double A[36]) {
+  for (int i = 0; i < 3; i++)
+    for (int j = i; j < 3; j++) {
+      P[MBS_SYM6_J + tri(i, j)] = A[6 * i + j];
+      P[MBS_SYM6_M + tri(i, j)] = A[6 * (3 + i) + 3 + j];
+    }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) P[MBS_SYM6_F + 3 * i + j] = A[6 * i + 3 + j];
 }

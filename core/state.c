@@ -46,11 +46,10 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(M_G, nb, mbs_rigid_inertia);
   PLACE(pool, sys->npool, double);
   PLACE(V_GB, 6 * nb, double);
-  PLACE(V_FM, 6 * nb, double);
   PLACE(gyro, 6 * nb, double);
   PLACE(A_c, 6 * nb, double);
   PLACE(qdot, nq, double);
-  PLACE(P, 36 * nb, double);
+  PLACE(P, MBS_SYM6_SIZE * nb, double);
   PLACE(DI, sys->ndi, double);
   PLACE(G, 6 * nu, double);
   PLACE(F_body, 6 * nb, double);

@@ -80,10 +80,18 @@ static int abi_one_speed(const double* restrict P, const double* restrict h,
                          double* restrict r) {
   double PH[6], q[6];
   if (h[3] == 0 && h[4] == 0 && h[5] == 0) {
-    // a pure rotation about an axis through B's origin (pin with M = B): P h uses 3 rows
-    for (int i = 0; i < 6; i++) PH[i] = P[i] * h[0] + (P[6 + i] * h[1] + P[12 + i] * h[2]);
+    // a rotation about an axis through B's origin (pin with M = B): P h = [J h_w; F^T h_w]
+    const double* J = P;
+    const double* F = P + MBS_SYM6_F;
+    const double a0 = h[0], a1 = h[1], a2 = h[2];
+    PH[0] = J[0] * a0 + J[1] * a1 + J[2] * a2;
+    PH[1] = J[1] * a0 + J[3] * a1 + J[4] * a2;
+    PH[2] = J[2] * a0 + J[4] * a1 + J[5] * a2;
+    PH[3] = F[0] * a0 + F[3] * a1 + F[6] * a2;
+    PH[4] = F[1] * a0 + F[4] * a1 + F[7] * a2;
+    PH[5] = F[2] * a0 + F[5] * a1 + F[8] * a2;
   } else {
-    mbs_sym66_vec(PH, P, h);
+    mbs_sym6_mul(PH, P, h);
   }
   mbs_sv_shift_force(q, PH, l);
   const double D = mbs_sv_dot(h, PH);
@@ -91,7 +99,7 @@ static int abi_one_speed(const double* restrict P, const double* restrict h,
   const double inv = 1.0 / D;
   *di = inv;
   for (int i = 0; i < 6; i++) G_P[i] = q[i] * inv;
-  if (r) mbs_m66_shift_rank1_add(r, P, l, G_P, q);
+  if (r) mbs_sym6_shift_add(r, P, l, G_P, q);
   return 1;
 }
 
@@ -100,21 +108,23 @@ static int abi_one_speed(const double* restrict P, const double* restrict h,
 static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
   const int nu = sys->body_nu[b];
   const int par = sys->body_parent[b];
-  const double* P = st->P + 36 * b;
+  const double* P = st->P + MBS_SYM6_SIZE * b;
   const double* H = st->H + 6 * sys->body_uadr[b];
-  double Pp[36];  // P+
+  double Pp[21];  // P+ (packed)
   if (nu == 0) {
     memcpy(Pp, P, sizeof(Pp));
   } else if (nu == 1) {
     if (!abi_one_speed(P, H, st->l + 3 * b, st->G + 6 * sys->body_uadr[b],
-                       st->DI + sys->body_diadr[b], par != 0 ? st->P + 36 * par : NULL))
+                       st->DI + sys->body_diadr[b],
+                       par != 0 ? st->P + MBS_SYM6_SIZE * par : NULL))
       goto singular;
     return MBS_OK;
   } else {
-    double PH[36], D[36];
+    double PH[36], D[36], Pf[36], Ppf[36];
     double* DI = st->DI + sys->body_diadr[b];
     double* G = st->G + 6 * sys->body_uadr[b];
-    for (int j = 0; j < nu; j++) mbs_sym66_vec(PH + 6 * j, P, H + 6 * j);
+    mbs_sym6_to_full(Pf, P);
+    for (int j = 0; j < nu; j++) mbs_sym6_mul(PH + 6 * j, P, H + 6 * j);
     for (int i = 0; i < nu; i++)
       for (int j = 0; j < nu; j++) D[i * nu + j] = mbs_sv_dot(H + 6 * i, PH + 6 * j);
     if (!spd_inverse(nu, D, DI)) goto singular;
@@ -130,8 +140,9 @@ static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
       for (int j = i; j < 6; j++) {
         double s = 0;
         for (int k = 0; k < nu; k++) s += G[6 * k + i] * PH[6 * k + j];
-        Pp[6 * i + j] = Pp[6 * j + i] = P[6 * i + j] - s;
+        Ppf[6 * i + j] = Ppf[6 * j + i] = Pf[6 * i + j] - s;
       }
+    mbs_sym6_from_full(Pp, Ppf);
     // keep G shifted to the parent's origin
     for (int j = 0; j < nu; j++) {
       double g[6];
@@ -139,7 +150,7 @@ static int abi_body(const mbs_system* sys, mbs_state* st, int b) {
       mbs_sv_shift_force(G + 6 * j, g, st->l + 3 * b);
     }
   }
-  if (par != 0) mbs_m66_shift_add(st->P + 36 * par, Pp, st->l + 3 * b);
+  if (par != 0) mbs_sym6_shift_add(st->P + MBS_SYM6_SIZE * par, Pp, st->l + 3 * b, NULL, NULL);
   return MBS_OK;
 singular:
   return MBS_FAIL(&st->err, MBS_ERR_SINGULAR, sys->body_name[b],
@@ -149,7 +160,7 @@ singular:
 }
 
 static void abi_init(const mbs_system* sys, mbs_state* st) {
-  for (int b = 1; b < sys->nbody; b++) mbs_rigid_inertia_to_mat(st->P + 36 * b, &st->M_G[b]);
+  for (int b = 1; b < sys->nbody; b++) mbs_sym6_from_rigid(st->P + MBS_SYM6_SIZE * b, &st->M_G[b]);
 }
 
 int mbs_realize_articulated_inertias(const mbs_system* sys, mbs_state* st) {
@@ -174,7 +185,7 @@ static void aba_inward_body(const mbs_system* sys, mbs_state* st, int b, double*
   double* zb = z + 6 * b;
   if (with_bias) {
     double PA[6];
-    mbs_sym66_vec(PA, st->P + 36 * b, st->A_c + 6 * b);
+    mbs_sym6_mul(PA, st->P + MBS_SYM6_SIZE * b, st->A_c + 6 * b);
     const double* gy = st->gyro + 6 * b;
     const double* F = st->F_body + 6 * b;
     for (int i = 0; i < 6; i++) zb[i] += PA[i] + gy[i] - F[i];
@@ -312,22 +323,23 @@ int mbs_calc_mass_matrix(const mbs_system* sys, mbs_state* st, double* M) {
   if (rc) return rc;
   const int nb = sys->nbody, n = sys->nu;
   const size_t mark = mbs_stack_mark(st);
-  double* R = MBS_STACK_ALLOC(st, 36 * nb, double);  // composite-body inertias
+  double* R = MBS_STACK_ALLOC(st, MBS_SYM6_SIZE * nb, double);  // composite-body inertias
   if (!R) {
     mbs_stack_release(st, mark);
     return MBS_ERR_STACK;
   }
-  for (int b = 1; b < nb; b++) mbs_rigid_inertia_to_mat(R + 36 * b, &st->M_G[b]);
+  for (int b = 1; b < nb; b++) mbs_sym6_from_rigid(R + MBS_SYM6_SIZE * b, &st->M_G[b]);
   for (int b = nb - 1; b >= 1; b--) {
     const int par = sys->body_parent[b];
-    if (par != 0) mbs_m66_shift_add(R + 36 * par, R + 36 * b, st->l + 3 * b);
+    if (par != 0)
+      mbs_sym6_shift_add(R + MBS_SYM6_SIZE * par, R + MBS_SYM6_SIZE * b, st->l + 3 * b, NULL, NULL);
   }
   for (int b = 1; b < nb; b++) {
     const int nub = sys->body_nu[b], ub = sys->body_uadr[b];
     const double* Hb = st->H + 6 * ub;
     for (int j = 0; j < nub; j++) {
       double F[6];
-      mbs_sym66_vec(F, R + 36 * b, Hb + 6 * j);
+      mbs_sym6_mul(F, R + MBS_SYM6_SIZE * b, Hb + 6 * j);
       for (int i = 0; i <= j; i++) {  // diagonal block, filled symmetrically
         const double m = mbs_sv_dot(Hb + 6 * i, F);
         M[(ub + i) * n + ub + j] = m;

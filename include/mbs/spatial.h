@@ -241,25 +241,26 @@ int mbs_inertia_is_physical(const double I_C[9]);
 
 // r = P a
 void mbs_m66_vec(double r[6], const double P[36], const double a[6]);
-// r = P a for a symmetric P, accumulated row by row (r = sum_j a_j P[j][:]), which vectorizes
-static inline void mbs_sym66_vec(double* MBS_RESTRICT r, const double* MBS_RESTRICT P,
-                                 const double* MBS_RESTRICT a) {
-  for (int i = 0; i < 6; i++) r[i] = P[i] * a[0];
-  for (int j = 1; j < 6; j++) {
-    const double aj = a[j];
-    const double* row = P + 6 * j;
-    for (int i = 0; i < 6; i++) r[i] += row[i] * aj;
-  }
-}
 // r += P a
 void mbs_m66_vec_add(double r[6], const double P[36], const double a[6]);
-// Rigid shift of a symmetric 6x6 inertia from a body origin B to its parent origin P, with
-// l = p_PB (from P to B): r += phi(l) P phi(l)^T, phi(l) = [[1, l x], [0, 1]]. 72 flops.
-void mbs_m66_shift_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P, const double l[3]);
-// r += phi(l) P phi(l)^T - g q^T in one pass (the articulated-body step of a one-speed
-// mobilizer: g q^T is the shifted rank-one part)
-void mbs_m66_shift_rank1_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P,
-                             const double l[3], const double g[6], const double q[6]);
+
+//---------------------------------- packed symmetric 6x6 ---------------------------------------
+// A symmetric spatial matrix [[J, F], [F^T, M]] (articulated and composite inertias) stored as
+// 21 numbers: J upper triangle (J00 J01 J02 J11 J12 J22), F row-major (9), M upper triangle.
+enum { MBS_SYM6_J = 0, MBS_SYM6_F = 6, MBS_SYM6_M = 15, MBS_SYM6_SIZE = 21 };
+
+// P = the spatial inertia of a rigid body
+void mbs_sym6_from_rigid(double P[21], const mbs_rigid_inertia* M);
+// r = P a
+void mbs_sym6_mul(double* MBS_RESTRICT r, const double* MBS_RESTRICT P, const double a[6]);
+// r += phi(l) P phi(l)^T (shift from a body's origin to its parent's, l = p_PB); with g and q
+// given (else NULL) also r -= g q^T, for a symmetric g q^T (the articulated-body step of a
+// one-speed mobilizer)
+void mbs_sym6_shift_add(double* MBS_RESTRICT r, const double* MBS_RESTRICT P, const double l[3],
+                        const double* g, const double* q);
+// conversions to and from a full row-major 6x6
+void mbs_sym6_to_full(double A[36], const double P[21]);
+void mbs_sym6_from_full(double P[21], const double A[36]);
 
 #ifdef __cplusplus
 }

@@ -517,21 +517,52 @@ static void test_m66(void) {
     transpose(6, Pht, Ph);
     matmul(6, T, Ph, P);
     matmul(6, E, T, Pht);
-    memset(r, 0, sizeof(r));
-    mbs_m66_shift_add(r, P, l);
+    // packed symmetric storage: round trip, and the shift against phi P phi^T
+    double Ppk[21], back[36], rpk[21], rpk0[21];
+    mbs_sym6_from_full(Ppk, P);
+    mbs_sym6_to_full(back, Ppk);
+    EXPECT_MAT(back, P, 36, 1e-15);  // P is symmetric to rounding
+    memset(rpk, 0, sizeof(rpk));
+    mbs_sym6_shift_add(rpk, Ppk, l, NULL, NULL);
+    mbs_sym6_to_full(r, rpk);
     EXPECT_MAT(r, E, 36, 1e-12);
-    transpose(6, rt, r);
-    EXPECT_MAT(r, rt, 36, 1e-12);
-    rand_vec(&g, r0, 36, -1, 1);
-    memcpy(r, r0, sizeof(r));
-    mbs_m66_shift_add(r, P, l);
+    // accumulating into a nonzero r
+    for (int i = 0; i < 36; i++) r0[i] = 0;
+    rand_vec(&g, rpk0, 21, -1, 1);
+    memcpy(rpk, rpk0, sizeof(rpk));
+    mbs_sym6_shift_add(rpk, Ppk, l, NULL, NULL);
+    mbs_sym6_to_full(r, rpk);
+    mbs_sym6_to_full(r0, rpk0);
     for (int i = 0; i < 36; i++) E[i] += r0[i];
     EXPECT_MAT(r, E, 36, 1e-12);
+    // with the rank-one term: r += phi P phi^T - s q q^T
+    double qv[6], gv[6];
+    rand_vec(&g, qv, 6, -1, 1);
+    const double sc = mbs_test_uniform(&g, 0.1, 2);
+    for (int i = 0; i < 6; i++) gv[i] = sc * qv[i];
+    memcpy(rpk, rpk0, sizeof(rpk));
+    mbs_sym6_shift_add(rpk, Ppk, l, gv, qv);
+    mbs_sym6_to_full(r, rpk);
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 6; j++) E[6 * i + j] -= gv[i] * qv[j];
+    EXPECT_MAT(r, E, 36, 1e-12);
+    transpose(6, rt, r);
+    EXPECT_MAT(r, rt, 36, 0);
+    // packed product against the full matrix
+    double a6[6], pv[6], fv[6];
+    rand_vec(&g, a6, 6, -2, 2);
+    mbs_sym6_mul(pv, Ppk, a6);
+    matvec(6, fv, P, a6);
+    EXPECT_MAT(pv, fv, 6, 1e-13);
     // physics: a rigid inertia shifted to P is the rigid inertia with com c + l about P
-    double MB[36], MP[36], cP[3], IP[9];
-    mbs_rigid_inertia_to_mat(MB, &M);
-    memset(r, 0, sizeof(r));
-    mbs_m66_shift_add(r, MB, l);
+    double MB[36], MP[36], cP[3], IP[9], Mpk[21];
+    mbs_sym6_from_rigid(Mpk, &M);
+    mbs_sym6_to_full(MB, Mpk);
+    mbs_rigid_inertia_to_mat(MP, &M);
+    EXPECT_MAT(MB, MP, 36, 1e-15);
+    memset(rpk, 0, sizeof(rpk));
+    mbs_sym6_shift_add(rpk, Mpk, l, NULL, NULL);
+    mbs_sym6_to_full(r, rpk);
     for (int i = 0; i < 3; i++) cP[i] = M.c[i] + l[i];
     parallel_axis(IP, M.m, cP, IC);
     rigid_mat(MP, M.m, cP, IP);
