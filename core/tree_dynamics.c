@@ -287,11 +287,13 @@ int mbs_calc_mass_matrix_inverse_times(const mbs_system* sys, mbs_state* st, con
   return aba(sys, st, f, x, 0);
 }
 
-//---------------------------------- mass matrix ------------------------------------------------
+//---------------------------------- mass matrix and inverse dynamics -------------------------
 
-int mbs_calc_mass_matrix_times(const mbs_system* sys, mbs_state* st, const double* v, double* Mv) {
-  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
-  if (rc) return rc;
+// One recursion for three operators: tau = M udot (+ C with `bias`) (- f_app - J^T F_app with
+// `applied`): outward A = phi^T A_P + H udot (+ A_c); inward F_B = Mk A (+ b) (- F) + sum phi
+// F_child; tau = H^T F_B (- f).
+static int residual(const mbs_system* sys, mbs_state* st, const double* udot, double* tau,
+                    int bias, int applied) {
   const int nb = sys->nbody;
   const size_t mark = mbs_stack_mark(st);
   double* A = MBS_STACK_ALLOC(st, 6 * nb, double);
@@ -305,17 +307,33 @@ int mbs_calc_mass_matrix_times(const mbs_system* sys, mbs_state* st, const doubl
     double* Ab = A + 6 * b;
     mbs_sv_shift_motion(Ab, A + 6 * sys->body_parent[b], st->l + 3 * b);
     const int uadr = sys->body_uadr[b];
-    hinge_times_add(sys->body_nu[b], st->H + 6 * uadr, v + uadr, Ab);
-    mbs_rigid_inertia_mul(F + 6 * b, &st->M_G[b], Ab);
+    if (udot) hinge_times_add(sys->body_nu[b], st->H + 6 * uadr, udot + uadr, Ab);
+    if (bias)
+      for (int i = 0; i < 6; i++) Ab[i] += st->A_c[6 * b + i];
+    double* Fb = F + 6 * b;
+    mbs_rigid_inertia_mul(Fb, &st->M_G[b], Ab);
+    if (bias)
+      for (int i = 0; i < 6; i++) Fb[i] += st->gyro[6 * b + i];
+    if (applied)
+      for (int i = 0; i < 6; i++) Fb[i] -= st->F_body[6 * b + i];
   }
   for (int b = nb - 1; b >= 1; b--) {
-    const int uadr = sys->body_uadr[b];
-    hinge_t_times(sys->body_nu[b], st->H + 6 * uadr, F + 6 * b, Mv + uadr);
+    const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
+    hinge_t_times(nu, st->H + 6 * uadr, F + 6 * b, tau + uadr);
+    if (applied)
+      for (int j = 0; j < nu; j++) tau[uadr + j] -= st->f_mob[uadr + j];
     const int par = sys->body_parent[b];
     if (par != 0) mbs_sv_shift_force_add(F + 6 * par, F + 6 * b, st->l + 3 * b);
   }
   mbs_stack_release(st, mark);
   return MBS_OK;
+}
+
+
+int mbs_calc_mass_matrix_times(const mbs_system* sys, mbs_state* st, const double* v, double* Mv) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
+  if (rc) return rc;
+  return residual(sys, st, v, Mv, 0, 0);
 }
 
 int mbs_calc_mass_matrix(const mbs_system* sys, mbs_state* st, double* M) {
@@ -364,53 +382,17 @@ int mbs_calc_mass_matrix(const mbs_system* sys, mbs_state* st, double* M) {
   return MBS_OK;
 }
 
-//---------------------------------- inverse dynamics -------------------------------------------
-
-// tau = M udot + C - (f_app + J^T F_app); applied forces only if `applied`
-static int residual(const mbs_system* sys, mbs_state* st, const double* udot, double* tau,
-                    int applied) {
-  const int nb = sys->nbody;
-  const size_t mark = mbs_stack_mark(st);
-  double* A = MBS_STACK_ALLOC(st, 6 * nb, double);
-  double* F = MBS_STACK_ALLOC(st, 6 * nb, double);
-  if (!A || !F) {
-    mbs_stack_release(st, mark);
-    return MBS_ERR_STACK;
-  }
-  mbs_sv_zero(A);
-  for (int b = 1; b < nb; b++) {
-    double* Ab = A + 6 * b;
-    mbs_sv_shift_motion(Ab, A + 6 * sys->body_parent[b], st->l + 3 * b);
-    const int uadr = sys->body_uadr[b];
-    if (udot) hinge_times_add(sys->body_nu[b], st->H + 6 * uadr, udot + uadr, Ab);
-    for (int i = 0; i < 6; i++) Ab[i] += st->A_c[6 * b + i];
-    double* Fb = F + 6 * b;
-    mbs_rigid_inertia_mul(Fb, &st->M_G[b], Ab);
-    for (int i = 0; i < 6; i++) Fb[i] += st->gyro[6 * b + i] - (applied ? st->F_body[6 * b + i] : 0);
-  }
-  for (int b = nb - 1; b >= 1; b--) {
-    const int nu = sys->body_nu[b], uadr = sys->body_uadr[b];
-    hinge_t_times(nu, st->H + 6 * uadr, F + 6 * b, tau + uadr);
-    if (applied)
-      for (int j = 0; j < nu; j++) tau[uadr + j] -= st->f_mob[uadr + j];
-    const int par = sys->body_parent[b];
-    if (par != 0) mbs_sv_shift_force_add(F + 6 * par, F + 6 * b, st->l + 3 * b);
-  }
-  mbs_stack_release(st, mark);
-  return MBS_OK;
-}
-
 int mbs_calc_inverse_dynamics(const mbs_system* sys, mbs_state* st, const double* udot,
                               double* tau) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
   if (rc) return rc;
-  return residual(sys, st, udot, tau, 1);
+  return residual(sys, st, udot, tau, 1, 1);
 }
 
 int mbs_calc_bias_forces(const mbs_system* sys, mbs_state* st, double* C) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_VELOCITY, __func__);
   if (rc) return rc;
-  return residual(sys, st, NULL, C, 0);
+  return residual(sys, st, NULL, C, 1, 0);
 }
 
 //---------------------------------- Jacobians --------------------------------------------------
