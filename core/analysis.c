@@ -76,7 +76,8 @@ int mbs_calc_mobilizer_reaction_forces(const mbs_system* sys, mbs_state* st, dou
   for (int b = 1; b < nb; b++) {
     double* Rb = R + 6 * b;
     mbs_rigid_inertia_mul(Rb, &st->M_G[b], st->A_GB + 6 * b);
-    for (int i = 0; i < 6; i++) Rb[i] += st->gyro[6 * b + i] - st->F_body[6 * b + i];
+    for (int i = 0; i < 6; i++)
+      Rb[i] += st->gyro[6 * b + i] - st->F_body[6 * b + i] - st->F_con[6 * b + i];
   }
   mbs_sv_zero(R);
   for (int b = nb - 1; b >= 1; b--) {

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "mbs/constraint.h"
 #include "mbs/dynamics.h"
 #include "mbs/function.h"
 #include "mbs/mobilizer.h"
@@ -118,6 +119,38 @@ typedef struct mbs_force_desc {
   char* name;
 } mbs_force_desc;
 
+// offsets of a constraint's parameters from its param_adr
+enum {
+  MBS_CP_P1 = 0,       // 3
+  MBS_CP_P2 = 3,       // 3
+  MBS_CP_A1 = 6,       // 3
+  MBS_CP_A2 = 9,       // 3
+  MBS_CP_VALUE = 12,
+  MBS_CP_ENABLED = 13,
+  MBS_CP_SIZE = 14
+};
+// offsets of a constraint's Instance-stage cache (derived from its parameters)
+enum {
+  MBS_CC_A1 = 0,       // a1 normalized, in body 1
+  MBS_CC_A2 = 3,       // a2 normalized, in body 2
+  MBS_CC_X1 = 6,       // unit vectors perpendicular to a1 (x1, y1 = a1 x x1), in body 1
+  MBS_CC_Y1 = 9,
+  MBS_CC_R1 = 12,      // rotation of the frame given by angles a1, in body 1 (9)
+  MBS_CC_R2 = 21,      // rotation of the frame given by angles a2, in body 2 (9)
+  MBS_CC_SIZE = 30
+};
+
+typedef struct mbs_constraint_desc {
+  mbs_constraint_type type;
+  char* name;
+  int body1, body2;
+  int qd, ud;          // dependent / locked / prescribed coordinate (global q and u index)
+  int qi, ui;          // coupler: independent coordinate
+  int function;
+  int mp, mv, ma;      // equations by level
+  int param_adr;
+} mbs_constraint_desc;
+
 struct mbs_system {
   char* name;
   int finalized;
@@ -155,6 +188,11 @@ struct mbs_system {
   int nparam, cap_param;
   mbs_param_info* pblock;
   int npblock, cap_pblock;
+
+  // constraints
+  mbs_constraint_desc* con;
+  int ncon, cap_con;
+  int mcon;            // equations of all constraints (the most a State can have active)
 
   // sizes
   int nq, nu, nz;
@@ -218,6 +256,19 @@ struct mbs_state {
   double* F_body;              // 6 per body: applied body forces incl. gravity
   double* f_mob;               // nu: applied generalized forces
 
+  // constraints (Instance: which are active and where their equations go)
+  int* con_eq;                 // per constraint: first active equation, or -1 if disabled
+  int* eq_con;                 // per active equation: its constraint
+  int* eq_level;               // per active equation: 0 holonomic, 1 nonholonomic, 2 accel.
+  int ncon_eq, ncon_p, ncon_v; // active equations; of them holonomic; nonholonomic
+  double* con_cache;           // MBS_CC_SIZE per constraint
+  // constraints (Acceleration)
+  double* lambda;              // multipliers of the active equations
+  double* Gt;                  // G^T, nu x m column-major (column j at Gt + nu j)
+  double* MinvGt;              // M^-1 G^T, same layout
+  double* F_con;               // body forces of the constraints (nbody x 6), -F(lambda)
+  double* f_con;               // generalized forces of the constraints (nu), -f(lambda)
+
   // Acceleration
   double* udot;                // nu
   double* qdotdot;             // nq
@@ -229,6 +280,42 @@ struct mbs_state {
 
   void* block;                 // the single allocation holding everything above
 };
+
+//---------------------------------- constraint kernels -----------------------------------------
+
+// what a constraint kernel sees
+typedef struct mbs_con_ctx {
+  const mbs_system* sys;
+  const mbs_state* st;
+  const mbs_constraint_desc* d;
+  const double* p;     // parameters (MBS_CP_*)
+  const double* cc;    // Instance cache (MBS_CC_*)
+} mbs_con_ctx;
+
+typedef struct mbs_constraint_ops {
+  const char* name;
+  int mp, mv, ma;
+  // position errors (mp)                                                       [Position]
+  void (*perr)(const mbs_con_ctx* c, double* e);
+  // velocity errors (mp + mv) for body velocities V (nbody x 6) and speeds u   [Position]
+  void (*verr)(const mbs_con_ctx* c, const double* V, const double* u, double* e);
+  // acceleration errors (mp + mv + ma) for body accelerations A and u', using the State's
+  // current velocities                                                         [Velocity]
+  void (*aerr)(const mbs_con_ctx* c, const double* A, const double* udot, double* e);
+  // add the forces of multipliers lam (body forces F, generalized forces f): they are G^T lam,
+  // the dual of the velocity errors (power lam . (verr(u) - verr(0)) = V . F + u . f)
+  void (*forces)(const mbs_con_ctx* c, const double* lam, double* F, double* f);
+} mbs_constraint_ops;
+
+const mbs_constraint_ops* mbs_constraint_ops_of(mbs_constraint_type type);
+
+// realize the constraints' Instance stage (active equations, derived geometry)
+int mbs_constraints_realize_instance(const mbs_system* sys, mbs_state* st);
+// solve for the multipliers and correct u' and the body accelerations (after the ABA)
+int mbs_constraints_solve_accelerations(const mbs_system* sys, mbs_state* st);
+// body accelerations A (nbody x 6) for generalized accelerations udot, with Coriolis terms
+void mbs_body_accelerations(const mbs_system* sys, const mbs_state* st, const double* udot,
+                            double* A);
 
 // body flags (Instance stage)
 enum { MBS_BF_PF_NO_ROT = 1, MBS_BF_BM_IDENTITY = 2 };

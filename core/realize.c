@@ -117,6 +117,7 @@ int mbs_realize_instance(const mbs_system* sys, mbs_state* st) {
   if ((rc = realize_instance_bodies(sys, st))) return rc;
   if ((rc = realize_instance_functions(sys, st))) return rc;
   if ((rc = mbs_check_force_params(sys, st))) return rc;
+  if ((rc = mbs_constraints_realize_instance(sys, st))) return rc;
   // Ground: at rest at the origin, no mass
   mbs_tf_identity(&st->X_GB[0]);
   mbs_tf_identity(&st->X_FM[0]);
@@ -356,6 +357,7 @@ int mbs_realize_acceleration(const mbs_system* sys, mbs_state* st) {
   if (rc) return rc;
   if (st->stage >= MBS_STAGE_ACCELERATION) return MBS_OK;
   if ((rc = mbs_calc_forward_dynamics(sys, st))) return rc;
+  if ((rc = mbs_constraints_solve_accelerations(sys, st))) return rc;
   mbs_mob_ctx ctx;
   for (int b = 1; b < sys->nbody; b++) {
     const mbs_mobilizer_ops* ops = mbs_mobilizer_ops_of(sys->body_mob[b]);

@@ -52,6 +52,15 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(P, MBS_SYM6_SIZE * nb, double);
   PLACE(DI, sys->ndi, double);
   PLACE(G, 6 * nu, double);
+  PLACE(con_eq, sys->ncon, int);
+  PLACE(eq_con, sys->mcon, int);
+  PLACE(eq_level, sys->mcon, int);
+  PLACE(con_cache, MBS_CC_SIZE * (size_t)sys->ncon, double);
+  PLACE(lambda, sys->mcon, double);
+  PLACE(Gt, nu * (size_t)sys->mcon, double);
+  PLACE(MinvGt, nu * (size_t)sys->mcon, double);
+  PLACE(F_con, 6 * nb, double);
+  PLACE(f_con, nu, double);
   PLACE(F_body, 6 * nb, double);
   PLACE(f_mob, nu, double);
   PLACE(udot, nu, double);

@@ -126,6 +126,8 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->func);
   for (int i = 0; i < sys->nforce; i++) free(sys->force[i].name);
   free(sys->force);
+  for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
+  free(sys->con);
   free(sys->param_default);
   for (int i = 0; i < sys->npblock; i++) free((char*)sys->pblock[i].path);
   free(sys->pblock);
@@ -678,9 +680,11 @@ int mbs_system_finalize(mbs_system* sys) {
   sys->var_fapp = sys->var_param + (size_t)sys->nparam;
   sys->var_Fapp = sys->var_fapp + (size_t)sys->nu;
   sys->nvars = sys->var_Fapp + 6 * (size_t)sys->nbody;
-  // scratch: room for several per-body spatial arrays and a dense nu x nu matrix
-  sys->scratch_bytes = 4096 + sizeof(double) * (48 * (size_t)sys->nbody + 16 * (size_t)sys->nu +
-                                                2 * (size_t)sys->nu * (size_t)sys->nu);
+  // scratch: room for several per-body spatial arrays and a dense nu x nu matrix, and for the
+  // constraint solvers (m x m and m x nu matrices, LAPACK workspaces)
+  const size_t m = (size_t)sys->mcon, nu = (size_t)sys->nu;
+  sys->scratch_bytes = 4096 + sizeof(double) * (48 * (size_t)sys->nbody + 16 * nu + 2 * nu * nu +
+                                                4 * m * m + 4 * m * nu + 32 * m + 256);
   sys->finalized = 1;
   mbs_error_clear(&sys->err);
   return MBS_OK;

@@ -2,6 +2,7 @@
 #ifndef MBS_MBS_H_
 #define MBS_MBS_H_
 
+#include "mbs/constraint.h"
 #include "mbs/dynamics.h"
 #include "mbs/function.h"
 #include "mbs/integrate.h"

@@ -26,6 +26,9 @@ extern "C" {
   X(MBS_ERR_SYSTEM_MISMATCH,-107, "state belongs to another system")                \
   X(MBS_ERR_SINGULAR,       -200, "singular matrix")                                \
   X(MBS_ERR_NAN,            -201, "not a number")                                   \
+  X(MBS_ERR_ASSEMBLY,       -202, "constraints cannot be satisfied")                \
+  X(MBS_ERR_INTEGRATOR,     -203, "integration failed")                             \
+  X(MBS_ERR_STEP_LIMIT,     -204, "step limit reached")                             \
   X(MBS_ERR_NO_MEMORY,      -300, "out of memory")                                  \
   X(MBS_ERR_STACK,          -301, "scratch stack exhausted")                        \
   X(MBS_ERR_IO,             -400, "input/output error")                             \
