@@ -85,7 +85,7 @@ int mbs_system_add_constraint(mbs_system* sys, const mbs_constraint_spec* s) {
   if (!s || (int)s->type < 0 || s->type >= MBS_CON_COUNT)
     return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, sys->name, "constraint: unknown type");
   const mbs_constraint_ops* ops = mbs_constraint_ops_of(s->type);
-  char name[96];
+  char name[80];  // fits into a component string with its prefix
   if (s->name && *s->name) snprintf(name, sizeof(name), "%s", s->name);
   else snprintf(name, sizeof(name), "%s%d", ops->name, sys->ncon);
   char comp[MBS_ERROR_COMPONENT_LEN];

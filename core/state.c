@@ -131,6 +131,9 @@ int mbs_state_copy(const mbs_system* sys, mbs_state* dst, const mbs_state* src) 
   memcpy(dst->block, src->block, n);
   dst->stage = src->stage;
   dst->abi_valid = src->abi_valid;
+  dst->ncon_eq = src->ncon_eq;
+  dst->ncon_p = src->ncon_p;
+  dst->ncon_v = src->ncon_v;
   return MBS_OK;
 }
 

@@ -58,7 +58,7 @@ static void random_unit(mbs_test_rng* rng, double v[3]) {
 // a random function; `strong` ones have a slope bounded away from zero (so that the
 // coordinate they are driven by always moves the body)
 static int random_function(mbs_test_rng* rng, mbs_system* sys, int strong, double scale,
-                           int const_only) {
+                           int const_only, int smooth) {
   mbs_function_spec f;
   memset(&f, 0, sizeof(f));
   double c[4], x[6], y[6];
@@ -68,7 +68,7 @@ static int random_function(mbs_test_rng* rng, mbs_system* sys, int strong, doubl
     f.coefs = c;
     return mbs_system_add_function(sys, &f);
   }
-  const int kind = (int)mbs_test_uniform(rng, 0, strong ? 3 : 5);
+  const int kind = (int)mbs_test_uniform(rng, 0, strong || smooth ? 3 : 5);
   switch (kind) {
     case 0:  // linear
       f.type = MBS_FUNC_LINEAR;
@@ -76,11 +76,12 @@ static int random_function(mbs_test_rng* rng, mbs_system* sys, int strong, doubl
       c[1] = mbs_test_uniform(rng, -0.3, 0.3) * scale;
       f.coefs = c;
       break;
-    case 1:  // polynomial, dominant linear term, small cubic
+    case 1:  // polynomial, dominant linear term, small cubic: monotone (the derivative
+             // 3 c0 x^2 + 2 c1 x + c2 never vanishes since c1^2 < 3 c0 c2)
       f.type = MBS_FUNC_POLYNOMIAL;
       f.n = 4;
-      c[0] = mbs_test_uniform(rng, -0.02, 0.02) * scale;
-      c[1] = mbs_test_uniform(rng, -0.1, 0.1) * scale;
+      c[0] = mbs_test_uniform(rng, 0.005, 0.02) * scale;
+      c[1] = mbs_test_uniform(rng, -0.05, 0.05) * scale;
       c[2] = mbs_test_uniform(rng, 0.8, 1.2) * scale;
       c[3] = mbs_test_uniform(rng, -0.2, 0.2) * scale;
       f.coefs = c;
@@ -116,9 +117,11 @@ static int random_function(mbs_test_rng* rng, mbs_system* sys, int strong, doubl
 }
 
 static int add_function_mobilizer(mbs_test_rng* rng, mbs_system* sys, mbs_body_spec* s,
-                                  mbs_function_mobilizer* fm) {
+                                  mbs_function_mobilizer* fm, int smooth) {
   memset(fm, 0, sizeof(*fm));
-  fm->ncoord = 1 + (int)mbs_test_uniform(rng, 0, 3);
+  // smooth mode: at most two driven axes, which cannot line up (three driven rotations have a
+  // gimbal-lock configuration, like X-Y-Z angles)
+  fm->ncoord = 1 + (int)mbs_test_uniform(rng, 0, smooth ? 2 : 3);
   // random rotation axes, not nearly parallel; translation axes random unit vectors
   for (int i = 0; i < 3; i++) {
     for (int tries = 0; tries < 100; tries++) {  // keep axes well apart
@@ -149,13 +152,13 @@ static int add_function_mobilizer(mbs_test_rng* rng, mbs_system* sys, mbs_body_s
     const double scale = i < 3 ? 1.0 : 0.2;
     if (k < fm->ncoord) {
       a->coord = k;
-      a->function = random_function(rng, sys, 1, scale, 0);
-    } else if (mbs_test_uniform(rng, 0, 1) < 0.5) {
+      a->function = random_function(rng, sys, 1, scale, 0, smooth);
+    } else if (!smooth && mbs_test_uniform(rng, 0, 1) < 0.5) {
       a->coord = (int)mbs_test_uniform(rng, 0, fm->ncoord);
-      a->function = random_function(rng, sys, 0, scale * 0.3, 0);
+      a->function = random_function(rng, sys, 0, scale * 0.3, 0, smooth);
     } else {
       a->coord = -1;
-      a->function = random_function(rng, sys, 0, scale, 1);
+      a->function = random_function(rng, sys, 0, scale, 1, smooth);
     }
     if (a->function < 0) return a->function;
   }
@@ -187,7 +190,7 @@ mbs_system* random_tree_create(mbs_test_rng* rng, const random_tree_opts* o) {
     }
     s.pitch = mbs_test_uniform(rng, -0.2, 0.2);
     for (int k = 0; k < 3; k++) s.radii[k] = mbs_test_uniform(rng, 0.05, 0.3);
-    if (t == MBS_MOB_FUNCTION && add_function_mobilizer(rng, sys, &s, &fm) != 0) {
+    if (t == MBS_MOB_FUNCTION && add_function_mobilizer(rng, sys, &s, &fm, o->smooth) != 0) {
       fprintf(stderr, "random tree: %s\n", mbs_system_error(sys)->message);
       mbs_system_destroy(sys);
       return NULL;

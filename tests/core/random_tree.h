@@ -15,6 +15,8 @@ typedef struct random_tree_opts {
   int springs;                       // add two-point and mobility springs (conservative)
   int dampers;                       // add two-point and mobility dampers
   int frames;                        // 1: random X_PF and X_BM rotations and offsets
+  int smooth;                        // 1: function-based mobilizers without splines (whose third
+                                     // derivatives jump at the knots)
 } random_tree_opts;
 
 // all mobilizer types, for random_tree_opts.types

@@ -42,7 +42,7 @@ static double energy_drift(const mbs_system* sys, const mbs_state* init, double 
 // dynamics would leave a drift that does not shrink). Bodies with X-Y-Z angle coordinates may
 // pass near their gimbal-lock configuration, where the local error grows but still converges.
 static void energy_tree(mbs_test_rng* rng, int nbody, double T, double* worst, double* worst_ratio) {
-  random_tree_opts o = {nbody, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 0, 1};
+  random_tree_opts o = {nbody, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 0, 1, 0};
   mbs_system* sys = random_tree_create(rng, &o);
   EXPECT_TRUE(sys != NULL);
   if (!sys) return;
@@ -67,7 +67,7 @@ static void momentum_tree(mbs_test_rng* rng, double* worst_h, double* worst_ke,
   const mbs_mobilizer_type types[] = {MBS_MOB_FREE, MBS_MOB_PIN,     MBS_MOB_BALL,
                                       MBS_MOB_GIMBAL, MBS_MOB_FUNCTION, MBS_MOB_UNIVERSAL,
                                       MBS_MOB_SLIDER, MBS_MOB_ELLIPSOID, MBS_MOB_SCREW};
-  random_tree_opts o = {9, types, 9, 0, 0, 0, 0, 1};
+  random_tree_opts o = {9, types, 9, 0, 0, 0, 0, 1, 0};
   mbs_system* sys = random_tree_create(rng, &o);
   EXPECT_TRUE(sys != NULL);
   if (!sys) return;
@@ -110,7 +110,7 @@ static void momentum_tree(mbs_test_rng* rng, double* worst_h, double* worst_ke,
 }
 
 static void damped_tree(mbs_test_rng* rng, double* worst_power, int* increases) {
-  random_tree_opts o = {6, random_tree_all_types, MBS_MOB_COUNT, 0, 0, 0, 1, 1};
+  random_tree_opts o = {6, random_tree_all_types, MBS_MOB_COUNT, 0, 0, 0, 1, 1, 0};
   mbs_system* sys = random_tree_create(rng, &o);
   EXPECT_TRUE(sys != NULL);
   if (!sys) return;

@@ -50,7 +50,7 @@ int main(void) {
   for (int t = 0; t < MBS_MOB_COUNT; t++) {
     // a chain of three bodies of this type (so that the parent moves too) with random frames
     const mbs_mobilizer_type types[1] = {(mbs_mobilizer_type)t};
-    random_tree_opts o = {3, types, 1, 1, 1, 0, 0, 1};
+    random_tree_opts o = {3, types, 1, 1, 1, 0, 0, 1, 0};
     for (int trial = 0; trial < ntrials; trial++) {
       mbs_system* sys = random_tree_create(&rng, &o);
       EXPECT_TRUE(sys != NULL);

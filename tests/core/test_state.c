@@ -213,7 +213,7 @@ static void test_building_errors(void) {
 
 static void test_copies_and_allocation(void) {
   mbs_test_rng rng = {5};
-  random_tree_opts o = {12, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 1, 1};
+  random_tree_opts o = {12, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 1, 1, 0};
   mbs_system* sys = random_tree_create(&rng, &o);
   mbs_state* a = mbs_state_create(sys);
   mbs_state* b = mbs_state_create(sys);

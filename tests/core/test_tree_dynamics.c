@@ -52,7 +52,7 @@ static void momentum_at(const mbs_system* sys, mbs_state* tmp, const mbs_state* 
 }
 
 static void check_tree(mbs_test_rng* rng, int nbody, worst* w) {
-  random_tree_opts o = {nbody, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 1, 1};
+  random_tree_opts o = {nbody, random_tree_all_types, MBS_MOB_COUNT, 0, 1, 1, 1, 1, 0};
   mbs_system* sys = random_tree_create(rng, &o);
   EXPECT_TRUE(sys != NULL);
   if (!sys) return;

@@ -1,0 +1,537 @@
+// Integrators: explicit Runge-Kutta methods with error control (Merson 4(3), Dormand-Prince
+// 5(4)), fixed-step methods (explicit Euler, RK4, semi-explicit Euler, velocity Verlet), and the
+// dispatch to SUNDIALS CVODE (integrator_cvode.c). Common to all: coordinate projection after
+// each accepted step and cubic Hermite dense output over the last step.
+//
+// Error control (Simbody paper eqs 5-7, Theory Manual §9): the local error estimate e is
+// measured as max(RMS over q of |e_q|, RMS over u of |e_u| / max(1, |u|)), and a step is
+// accepted when that is at most the accuracy alpha. Step size: h_new = 0.9 h (alpha/err)^(1/p),
+// growing at most 5 times and shrinking at least to 0.1 of a rejected step.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrator_impl.h"
+
+static const char* const integ_names[MBS_INTEG_COUNT] = {
+    "rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler", "verlet"};
+
+const char* mbs_integrator_name(mbs_integrator_type t) {
+  return (int)t >= 0 && t < MBS_INTEG_COUNT ? integ_names[t] : NULL;
+}
+
+int mbs_integrator_from_name(const char* name) {
+  for (int t = 0; t < MBS_INTEG_COUNT; t++)
+    if (strcmp(integ_names[t], name) == 0) return t;
+  return -1;
+}
+
+int mbs_integrator_is_error_controlled(mbs_integrator_type t) {
+  return t == MBS_INTEG_RK_MERSON || t == MBS_INTEG_DORMAND_PRINCE || t == MBS_INTEG_CVODE_BDF;
+}
+
+void mbs_integrator_options_default(mbs_integrator_options* o) {
+  o->accuracy = 1e-3;
+  o->constraint_tolerance = 0;  // 0.1 accuracy
+  o->fixed_step = 1e-3;
+  o->initial_step = 0;
+  o->min_step = 1e-12;
+  o->max_step = 0;
+}
+
+mbs_integrator* mbs_integrator_create(const mbs_system* sys, mbs_integrator_type type,
+                                      const mbs_integrator_options* o) {
+  if (!sys || !mbs_system_is_finalized(sys) || (int)type < 0 || type >= MBS_INTEG_COUNT)
+    return NULL;
+  mbs_integrator_options opt;
+  if (o) opt = *o;
+  else mbs_integrator_options_default(&opt);
+  if (!(opt.accuracy > 0) || !(opt.accuracy < 1) || !(opt.fixed_step > 0) ||
+      !(opt.min_step >= 0) || !(opt.max_step >= 0) || !(opt.initial_step >= 0) ||
+      !(opt.constraint_tolerance >= 0))
+    return NULL;
+  if (opt.constraint_tolerance == 0) opt.constraint_tolerance = 0.1 * opt.accuracy;
+  mbs_integrator* in = calloc(1, sizeof(*in));
+  if (!in) return NULL;
+  in->type = type;
+  in->opt = opt;
+  in->nq = mbs_system_nq(sys);
+  in->nu = mbs_system_nu(sys);
+  in->ny = in->nq + in->nu;
+  const size_t ny = (size_t)(in->ny > 0 ? in->ny : 1);
+  in->mem = calloc(21 * ny, sizeof(double));
+  if (!in->mem) {
+    free(in);
+    return NULL;
+  }
+  double* p = in->mem;
+  in->y0 = p; p += ny;
+  in->f0 = p; p += ny;
+  in->y1 = p; p += ny;
+  in->f1 = p; p += ny;
+  in->ytmp = p; p += ny;
+  in->yerr = p; p += ny;
+  for (int i = 0; i < 7; i++) {
+    in->k[i] = p;
+    p += ny;
+  }
+  in->ylow = p;
+  p += ny;
+  in->dense = p;  // 5 ny
+  if (type == MBS_INTEG_CVODE_BDF && mbs_cvode_create(in, sys) != MBS_OK) {
+    mbs_integrator_destroy(in);
+    return NULL;
+  }
+  return in;
+}
+
+void mbs_integrator_destroy(mbs_integrator* in) {
+  if (!in) return;
+  if (in->cvode) mbs_cvode_destroy(in);
+  free(in->mem);
+  free(in);
+}
+
+const mbs_integrator_stats* mbs_integrator_stats_of(const mbs_integrator* in) {
+  return &in->stats;
+}
+mbs_integrator_type mbs_integrator_type_of(const mbs_integrator* in) { return in->type; }
+
+void mbs_integrator_last_step(const mbs_integrator* in, double* t0, double* t1) {
+  if (t0) *t0 = in->t0;
+  if (t1) *t1 = in->t1;
+}
+
+//---------------------------------- evaluation -------------------------------------------------
+
+// put (t, y) into the State (invalidating from Time)
+void mbs_integ_set_state(const mbs_integrator* in, mbs_state* st, double t, const double* y) {
+  memcpy(mbs_state_upd_q(st), y, (size_t)in->nq * sizeof(double));
+  memcpy(mbs_state_upd_u(st), y + in->nq, (size_t)in->nu * sizeof(double));
+  mbs_state_set_time(st, t);
+}
+
+void mbs_integ_get_state(const mbs_integrator* in, const mbs_state* st, double* y) {
+  memcpy(y, mbs_state_q(st), (size_t)in->nq * sizeof(double));
+  memcpy(y + in->nq, mbs_state_u(st), (size_t)in->nu * sizeof(double));
+}
+
+// f = y'(t, y); the State is left realized at (t, y)
+int mbs_integ_eval(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double t,
+                   const double* y, double* f) {
+  mbs_integ_set_state(in, st, t, y);
+  in->stats.evaluations++;
+  const int rc = mbs_realize_acceleration(sys, st);
+  if (rc) return rc;
+  memcpy(f, mbs_get_qdot(sys, st), (size_t)in->nq * sizeof(double));
+  memcpy(f + in->nq, mbs_get_udot(sys, st), (size_t)in->nu * sizeof(double));
+  return MBS_OK;
+}
+
+// weighted RMS norm of an error estimate e over q (absolute) and u (relative above 1)
+double mbs_integ_error_norm(const mbs_integrator* in, const double* e, const double* ya,
+                            const double* yb) {
+  double sq = 0, su = 0;
+  for (int i = 0; i < in->nq; i++) sq += e[i] * e[i];
+  for (int i = in->nq; i < in->ny; i++) {
+    const double w = 1.0 / fmax(1.0, fmax(fabs(ya[i]), fabs(yb[i])));
+    su += (w * e[i]) * (w * e[i]);
+  }
+  const double nq = in->nq ? sqrt(sq / in->nq) : 0, nu = in->nu ? sqrt(su / in->nu) : 0;
+  const double n = fmax(nq, nu);
+  return isfinite(n) ? n : INFINITY;
+}
+
+// project the State onto the constraints; count it if anything changed
+int mbs_integ_project(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+  mbs_integ_get_state(in, st, in->ytmp);
+  const int rc = mbs_project(sys, st, in->opt.constraint_tolerance);
+  if (rc) return rc;
+  if (memcmp(in->ytmp, mbs_state_q(st), (size_t)in->nq * sizeof(double)) != 0 ||
+      memcmp(in->ytmp + in->nq, mbs_state_u(st), (size_t)in->nu * sizeof(double)) != 0)
+    in->stats.projections++;
+  return MBS_OK;
+}
+
+//---------------------------------- initialization ---------------------------------------------
+
+static int order_of(mbs_integrator_type t) {
+  switch (t) {
+    case MBS_INTEG_RK_MERSON: return 4;
+    case MBS_INTEG_DORMAND_PRINCE: return 5;
+    case MBS_INTEG_CVODE_BDF: return 5;
+    case MBS_INTEG_EXPLICIT_EULER: return 1;
+    case MBS_INTEG_RK4: return 4;
+    case MBS_INTEG_SEMI_EXPLICIT_EULER: return 1;
+    case MBS_INTEG_VERLET: return 2;
+    case MBS_INTEG_COUNT: break;
+  }
+  return 1;
+}
+
+// a first step size from the derivatives (Hairer, Norsett and Wanner's heuristic, in the
+// accuracy-weighted norm): small enough that an Euler step changes y by about 1% of alpha^(1/p)
+static int initial_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+  const double a = in->opt.accuracy;
+  const double d0 = mbs_integ_error_norm(in, in->y1, in->y1, in->y1) / a;
+  const double d1 = mbs_integ_error_norm(in, in->f1, in->y1, in->y1) / a;
+  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  for (int i = 0; i < in->ny; i++) in->ytmp[i] = in->y1[i] + h0 * in->f1[i];
+  int rc = mbs_integ_eval(in, sys, st, in->t1 + h0, in->ytmp, in->k[0]);
+  double d2 = 0;
+  if (rc == MBS_OK) {
+    for (int i = 0; i < in->ny; i++) in->yerr[i] = in->k[0][i] - in->f1[i];
+    d2 = mbs_integ_error_norm(in, in->yerr, in->y1, in->ytmp) / a / h0;
+  }
+  const double p = order_of(in->type);
+  const double dm = fmax(d1, d2);
+  const double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / (p + 1));
+  in->h = fmin(100 * h0, h1);
+  // leave the State at the start point
+  return mbs_integ_eval(in, sys, st, in->t1, in->y1, in->f1);
+}
+
+int mbs_integrator_initialize(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+  if (!in || !sys || !st) return MBS_ERR_ARGUMENT;
+  int rc = mbs_integ_project(in, sys, st);
+  if (rc) return rc;
+  in->t0 = in->t1 = mbs_state_time(st);
+  mbs_integ_get_state(in, st, in->y1);
+  if ((rc = mbs_integ_eval(in, sys, st, in->t1, in->y1, in->f1))) return rc;
+  memcpy(in->y0, in->y1, (size_t)in->ny * sizeof(double));
+  memcpy(in->f0, in->f1, (size_t)in->ny * sizeof(double));
+  in->initialized = 1;
+  in->dense_valid = 0;
+  if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_initialize(in, sys, st);
+  if (mbs_integrator_is_error_controlled(in->type)) {
+    if (in->opt.initial_step > 0) in->h = in->opt.initial_step;
+    else if ((rc = initial_step(in, sys, st))) return rc;
+  } else {
+    in->h = in->opt.fixed_step;
+  }
+  return MBS_OK;
+}
+
+//---------------------------------- Runge-Kutta stages -----------------------------------------
+
+// ytmp = y + h sum_j a[j] k[j]
+static void combine(mbs_integrator* in, const double* y, double h, const double* a, int nk,
+                    double* out) {
+  for (int i = 0; i < in->ny; i++) {
+    double s = 0;
+    for (int j = 0; j < nk; j++)
+      if (a[j] != 0) s += a[j] * in->k[j][i];
+    out[i] = y[i] + h * s;
+  }
+}
+
+// Merson: y_new (4th order) and the error estimate 0.2 (y4 - y3)
+static int step_merson(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                       double* ynew, double* err) {
+  const double t = in->t1;
+  const double* y = in->y1;
+  memcpy(in->k[0], in->f1, (size_t)in->ny * sizeof(double));
+  int rc;
+  const double a2[1] = {1.0 / 3};
+  combine(in, y, h, a2, 1, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h / 3, in->ytmp, in->k[1]))) return rc;
+  const double a3[2] = {1.0 / 6, 1.0 / 6};
+  combine(in, y, h, a3, 2, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h / 3, in->ytmp, in->k[2]))) return rc;
+  const double a4[3] = {1.0 / 8, 0, 3.0 / 8};
+  combine(in, y, h, a4, 3, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h / 2, in->ytmp, in->k[3]))) return rc;
+  const double a5[4] = {0.5, 0, -1.5, 2.0};  // the third-order solution
+  combine(in, y, h, a5, 4, in->ylow);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h, in->ylow, in->k[4]))) return rc;
+  const double b[5] = {1.0 / 6, 0, 0, 4.0 / 6, 1.0 / 6};
+  combine(in, y, h, b, 5, ynew);
+  for (int i = 0; i < in->ny; i++) err[i] = 0.2 * (ynew[i] - in->ylow[i]);
+  return MBS_OK;
+}
+
+// Dormand-Prince 5(4): y_new (5th order) and y5 - y4; k[6] = f(t + h, y_new)
+static int step_dopri(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                      double* ynew, double* err) {
+  static const double c[7] = {0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1};
+  static const double A[7][6] = {
+      {0},
+      {1.0 / 5},
+      {3.0 / 40, 9.0 / 40},
+      {44.0 / 45, -56.0 / 15, 32.0 / 9},
+      {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+      {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+      {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+  static const double E[7] = {71.0 / 57600,      0, -71.0 / 16695, 71.0 / 1920,
+                              -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+  const double t = in->t1;
+  memcpy(in->k[0], in->f1, (size_t)in->ny * sizeof(double));
+  int rc;
+  for (int s = 1; s < 7; s++) {
+    combine(in, in->y1, h, A[s], s, s == 6 ? ynew : in->ytmp);
+    if ((rc = mbs_integ_eval(in, sys, st, t + c[s] * h, s == 6 ? ynew : in->ytmp, in->k[s])))
+      return rc;
+  }
+  // The estimate is of the embedded fourth-order solution while the step advances with the
+  // fifth: scaled by 10 so that alpha gives Dormand-Prince the global accuracy it gives Merson
+  // (energy within 10 alpha |E| on the tests' pendulums and chains).
+  for (int i = 0; i < in->ny; i++) {
+    double s = 0;
+    for (int j = 0; j < 7; j++) s += E[j] * in->k[j][i];
+    err[i] = 10 * h * s;
+  }
+  return MBS_OK;
+}
+
+// Dormand-Prince's continuous extension of order 4 (Shampine's coefficients, as in Hairer's
+// DOPRI5): after an accepted step, keep the five polynomial coefficient vectors
+static void dopri_dense_prepare(mbs_integrator* in, double h, const double* y0,
+                                const double* y1raw) {
+  static const double d1 = -12715105075.0 / 11282082432.0, d3 = 87487479700.0 / 32700410799.0,
+                      d4 = -10690763975.0 / 1880347072.0, d5 = 701980252875.0 / 199316789632.0,
+                      d6 = -1453857185.0 / 822651844.0, d7 = 69997945.0 / 29380423.0;
+  double* r = in->dense;
+  const int n = in->ny;
+  for (int i = 0; i < n; i++) {
+    const double dy = y1raw[i] - y0[i];
+    const double bspl = h * in->k[0][i] - dy;
+    r[i] = y0[i];
+    r[n + i] = dy;
+    r[2 * n + i] = bspl;
+    r[3 * n + i] = dy - h * in->k[6][i] - bspl;
+    r[4 * n + i] = h * (d1 * in->k[0][i] + d3 * in->k[2][i] + d4 * in->k[3][i] +
+                        d5 * in->k[4][i] + d6 * in->k[5][i] + d7 * in->k[6][i]);
+  }
+  in->dense_valid = 1;
+}
+
+static int step_euler(mbs_integrator* in, double h, double* ynew) {
+  for (int i = 0; i < in->ny; i++) ynew[i] = in->y1[i] + h * in->f1[i];
+  return MBS_OK;
+}
+
+static int step_rk4(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                    double* ynew) {
+  const double t = in->t1;
+  memcpy(in->k[0], in->f1, (size_t)in->ny * sizeof(double));
+  int rc;
+  const double a2[1] = {0.5};
+  combine(in, in->y1, h, a2, 1, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h / 2, in->ytmp, in->k[1]))) return rc;
+  const double a3[2] = {0, 0.5};
+  combine(in, in->y1, h, a3, 2, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h / 2, in->ytmp, in->k[2]))) return rc;
+  const double a4[3] = {0, 0, 1};
+  combine(in, in->y1, h, a4, 3, in->ytmp);
+  if ((rc = mbs_integ_eval(in, sys, st, t + h, in->ytmp, in->k[3]))) return rc;
+  const double b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+  combine(in, in->y1, h, b, 4, ynew);
+  return MBS_OK;
+}
+
+// u1 = u0 + h u'0, then q1 = q0 + h N(q0) u1; the State is at (t, y1) realized on entry
+static int step_semi_explicit(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                              double* ynew) {
+  const int nq = in->nq;
+  for (int i = nq; i < in->ny; i++) ynew[i] = in->y1[i] + h * in->f1[i];
+  int rc = mbs_calc_qdot(sys, st, ynew + nq, in->ytmp);
+  if (rc) return rc;
+  for (int i = 0; i < nq; i++) ynew[i] = in->y1[i] + h * in->ytmp[i];
+  return MBS_OK;
+}
+
+// q1 = q0 + h q'0 + h^2/2 q''0; u1 = u0 + h/2 (u'0 + u'1), iterating u'1 = u'(q1, u1)
+static int step_verlet(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                       double* ynew) {
+  const int nq = in->nq, nu = in->nu;
+  const double* qdd = mbs_get_qdotdot(sys, st);  // the State is at (t, y1) on entry
+  if (!qdd) return MBS_ERR_STAGE;
+  for (int i = 0; i < nq; i++) ynew[i] = in->y1[i] + h * in->f1[i] + 0.5 * h * h * qdd[i];
+  for (int i = 0; i < nu; i++) ynew[nq + i] = in->y1[nq + i] + h * in->f1[nq + i];
+  for (int it = 0; it < 8; it++) {
+    int rc = mbs_integ_eval(in, sys, st, in->t1 + h, ynew, in->k[0]);
+    if (rc) return rc;
+    double change = 0;
+    for (int i = 0; i < nu; i++) {
+      const double un = in->y1[nq + i] + 0.5 * h * (in->f1[nq + i] + in->k[0][nq + i]);
+      change = fmax(change, fabs(un - ynew[nq + i]) / fmax(1.0, fabs(un)));
+      ynew[nq + i] = un;
+    }
+    if (change <= 1e-12) break;
+  }
+  return MBS_OK;
+}
+
+//---------------------------------- one step ---------------------------------------------------
+
+static int fail(mbs_state* st, const mbs_system* sys, const char* why, double t, double h) {
+  char reason[MBS_ERROR_MESSAGE_LEN];
+  snprintf(reason, sizeof(reason), "%s", why);  // why may be the State's own message
+  return mbs_error_set(&st->err, MBS_ERR_INTEGRATOR, "mbs_integrator_step", __LINE__,
+                       mbs_system_name(sys), "%s: integration failed at t = %.9g (step %.3g): %s",
+                       mbs_system_name(sys), t, h, reason);
+}
+
+int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st,
+                        double t_limit) {
+  if (!in || !sys || !st) return MBS_ERR_ARGUMENT;
+  if (!in->initialized) {
+    int rc = mbs_integrator_initialize(in, sys, st);
+    if (rc) return rc;
+  }
+  if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_step(in, sys, st, t_limit);
+  const double t = in->t1;
+  if (!(t_limit > t)) return fail(st, sys, "the end time is not after the current time", t, 0);
+  const int controlled = mbs_integrator_is_error_controlled(in->type);
+  const double p = order_of(in->type);
+  double h = controlled ? in->h : in->opt.fixed_step;
+  if (in->opt.max_step > 0) h = fmin(h, in->opt.max_step);
+  double* ynew = in->k[5];
+  if (in->type == MBS_INTEG_DORMAND_PRINCE) ynew = in->ylow;  // k[5], k[6] are stages there
+  char why[MBS_ERROR_MESSAGE_LEN];
+  why[0] = 0;
+  for (;;) {
+    int hit_limit = 0;
+    if (t + h >= t_limit || t + 1.01 * h >= t_limit) {  // do not leave a sliver
+      h = t_limit - t;
+      hit_limit = 1;
+    }
+    if (h < in->opt.min_step && !hit_limit)
+      return fail(st, sys, why[0] ? why : "the step became too small", t, h);
+    in->stats.attempts++;
+    why[0] = 0;
+    int rc = MBS_OK;
+    double err = 0;
+    switch (in->type) {
+      case MBS_INTEG_RK_MERSON: rc = step_merson(in, sys, st, h, ynew, in->yerr); break;
+      case MBS_INTEG_DORMAND_PRINCE: rc = step_dopri(in, sys, st, h, ynew, in->yerr); break;
+      case MBS_INTEG_EXPLICIT_EULER: rc = step_euler(in, h, ynew); break;
+      case MBS_INTEG_RK4: rc = step_rk4(in, sys, st, h, ynew); break;
+      case MBS_INTEG_SEMI_EXPLICIT_EULER: rc = step_semi_explicit(in, sys, st, h, ynew); break;
+      case MBS_INTEG_VERLET: rc = step_verlet(in, sys, st, h, ynew); break;
+      case MBS_INTEG_CVODE_BDF:
+      case MBS_INTEG_COUNT: rc = MBS_ERR_INTERNAL; break;
+    }
+    if (rc == MBS_OK && controlled) err = mbs_integ_error_norm(in, in->yerr, in->y1, ynew);
+    if (rc != MBS_OK) snprintf(why, sizeof(why), "%s", mbs_state_error(st)->message);
+    // accept: project and evaluate the derivatives at the new point
+    if (rc == MBS_OK && err <= in->opt.accuracy) {
+      mbs_integ_set_state(in, st, t + h, ynew);
+      rc = mbs_integ_project(in, sys, st);
+      if (rc == MBS_OK) {
+        mbs_integ_get_state(in, st, in->ytmp);
+        if (in->type == MBS_INTEG_DORMAND_PRINCE) dopri_dense_prepare(in, h, in->y1, ynew);
+        if (in->type == MBS_INTEG_DORMAND_PRINCE &&
+            memcmp(in->ytmp, ynew, (size_t)in->ny * sizeof(double)) == 0) {
+          memcpy(in->f0, in->k[6], (size_t)in->ny * sizeof(double));  // first same as last
+          rc = mbs_realize_acceleration(sys, st);
+        } else {
+          rc = mbs_integ_eval(in, sys, st, t + h, in->ytmp, in->f0);
+        }
+      }
+      if (rc == MBS_OK) {
+        // the step is done: [y0, f0] <- old end, [y1, f1] <- new end
+        double* tmp = in->y0;
+        in->y0 = in->y1;
+        in->y1 = tmp;
+        memcpy(in->y1, in->ytmp, (size_t)in->ny * sizeof(double));
+        tmp = in->f1;
+        in->f1 = in->f0;
+        in->f0 = tmp;
+        in->t0 = t;
+        in->t1 = t + h;
+        in->stats.steps++;
+        if (controlled) {
+          const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
+          // grow only when worth it; never past 5x
+          if (grow >= 1.2 && !hit_limit) in->h = h * fmin(grow, 5.0);
+          else if (!hit_limit) in->h = h;
+        }
+        return MBS_OK;
+      }
+      snprintf(why, sizeof(why), "%s", mbs_state_error(st)->message);
+    }
+    // reject: restore the State at the last good point and shrink the step
+    in->stats.rejected++;
+    mbs_integ_set_state(in, st, t, in->y1);
+    if (!controlled) {
+      // a fixed-step method cannot shrink beyond its step on its own: halve and retry
+      if (!(h > in->opt.min_step)) return fail(st, sys, why, t, h);
+      h *= 0.5;
+      continue;
+    }
+    const double shrink = isfinite(err) && err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 0.1;
+    h *= fmin(0.9, fmax(0.1, shrink));
+    in->h = h;
+  }
+}
+
+//---------------------------------- re-stepping ------------------------------------------------
+
+int mbs_integ_restep(const mbs_integrator* in, mbs_integrator* shadow, const mbs_system* sys,
+                     mbs_state* st, double t, double* y) {
+  if (in->type == MBS_INTEG_CVODE_BDF) return mbs_integrator_interpolate(in, t, y);
+  const double h = t - in->t0;
+  if (h == 0) {
+    memcpy(y, in->y0, (size_t)in->ny * sizeof(double));
+    return MBS_OK;
+  }
+  // one step of the method from the start of the last step, into the shadow's buffers
+  shadow->t1 = in->t0;
+  memcpy(shadow->y1, in->y0, (size_t)in->ny * sizeof(double));
+  memcpy(shadow->f1, in->f0, (size_t)in->ny * sizeof(double));
+  int rc = MBS_OK;
+  switch (in->type) {
+    case MBS_INTEG_RK_MERSON: rc = step_merson(shadow, sys, st, h, y, shadow->yerr); break;
+    case MBS_INTEG_DORMAND_PRINCE: rc = step_dopri(shadow, sys, st, h, y, shadow->yerr); break;
+    case MBS_INTEG_EXPLICIT_EULER: rc = step_euler(shadow, h, y); break;
+    case MBS_INTEG_RK4: rc = step_rk4(shadow, sys, st, h, y); break;
+    case MBS_INTEG_SEMI_EXPLICIT_EULER:
+    case MBS_INTEG_VERLET:
+      // these use the State realized at the start point
+      mbs_integ_set_state(shadow, st, in->t0, in->y0);
+      rc = mbs_realize_acceleration(sys, st);
+      if (rc == MBS_OK)
+        rc = in->type == MBS_INTEG_VERLET ? step_verlet(shadow, sys, st, h, y)
+                                          : step_semi_explicit(shadow, sys, st, h, y);
+      break;
+    case MBS_INTEG_CVODE_BDF:
+    case MBS_INTEG_COUNT: rc = MBS_ERR_INTERNAL; break;
+  }
+  return rc;
+}
+
+//---------------------------------- dense output -----------------------------------------------
+
+int mbs_integrator_interpolate(const mbs_integrator* in, double t, double* y) {
+  if (!in) return MBS_ERR_ARGUMENT;
+  if (in->type == MBS_INTEG_CVODE_BDF && in->cvode) return mbs_cvode_interpolate(in, t, y);
+  const double h = in->t1 - in->t0;
+  if (!(h > 0)) {
+    memcpy(y, in->y1, (size_t)in->ny * sizeof(double));
+    return t == in->t1 ? MBS_OK : MBS_ERR_ARGUMENT;
+  }
+  const double s = (t - in->t0) / h;
+  if (s < -1e-9 || s > 1 + 1e-9) return MBS_ERR_ARGUMENT;
+  if (in->type == MBS_INTEG_DORMAND_PRINCE && in->dense_valid) {
+    // y(s) = r1 + s (r2 + (1 - s) (r3 + s (r4 + (1 - s) r5))); then carried by the projection
+    // correction of the end point, growing linearly over the step
+    const int n = in->ny;
+    const double* r = in->dense;
+    const double s1 = 1 - s;
+    for (int i = 0; i < n; i++) {
+      const double raw =
+          r[i] + s * (r[n + i] + s1 * (r[2 * n + i] + s * (r[3 * n + i] + s1 * r[4 * n + i])));
+      const double end_correction = in->y1[i] - (r[i] + r[n + i]);
+      y[i] = raw + s * end_correction;
+    }
+    return MBS_OK;
+  }
+  // cubic Hermite through (y0, f0) and (y1, f1)
+  const double s2 = s * s, s3 = s2 * s;
+  const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s;
+  const double h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
+  for (int i = 0; i < in->ny; i++)
+    y[i] = h00 * in->y0[i] + h10 * h * in->f0[i] + h01 * in->y1[i] + h11 * h * in->f1[i];
+  return MBS_OK;
+}
