@@ -5,6 +5,7 @@
 // conditions, as OpenSim's SimmSpline): s''' at each end equals the third divided difference
 // of the four end points, so cubic data are reproduced exactly (3 points: a parabola).
 #include "mbs/function.h"
+#include "mbs/spatial.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,6 +18,7 @@ int mbs_function_param_count(mbs_function_type type, int n) {
     case MBS_FUNC_NATURAL_CUBIC_SPLINE: return 2 * n;
     case MBS_FUNC_SIMM_SPLINE: return 2 * n;
     case MBS_FUNC_MULTIPLIER: return 1;
+    case MBS_FUNC_SINE: return 4;
     case MBS_FUNC_COUNT: break;
   }
   return 0;
@@ -185,6 +187,15 @@ void mbs_function_eval(mbs_function_type type, int n, const double* param, const
     case MBS_FUNC_SIMM_SPLINE:
       spline_eval(n, param, param + n, cache, x, d);
       return;
+    case MBS_FUNC_SINE: {
+      double sn, cs;
+      const double a = param[0], w = param[1];
+      mbs_sincos(w * x + param[2], &sn, &cs);
+      d[0] = a * sn + param[3];
+      d[1] = a * w * cs;
+      d[2] = -a * w * w * sn;
+      return;
+    }
     case MBS_FUNC_MULTIPLIER:
     case MBS_FUNC_COUNT:
       break;

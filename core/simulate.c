@@ -4,6 +4,7 @@
 // is placed at the bracket's later end, where the trigger has already changed sign.
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "integrator_impl.h"
 #include "mbs/simulate.h"
@@ -14,6 +15,13 @@ void mbs_simulation_options_default(mbs_simulation_options* o) {
   o->report_interval = 0;
   o->event_tolerance = 1e-9;
   o->max_steps = 0;
+  o->max_wall_time = 0;
+}
+
+static double wall_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 typedef struct stepper {
@@ -111,7 +119,9 @@ int mbs_simulate(const mbs_system* sys, mbs_state* st, double t_final,
     return MBS_FAIL(&st->err, MBS_ERR_ARGUMENT, mbs_system_name(sys),
                     "%s: simulation end time %g is before the start time %g",
                     mbs_system_name(sys), t_final, t_start);
+  const double wall_start = wall_seconds();
   if (!(opt.report_interval >= 0) || !(opt.event_tolerance > 0) || opt.max_steps < 0 ||
+      !(opt.max_wall_time >= 0) ||
       nevents < 0 || (nevents > 0 && !events))
     return MBS_FAIL(&st->err, MBS_ERR_ARGUMENT, mbs_system_name(sys),
                     "%s: invalid simulation options", mbs_system_name(sys));
@@ -150,6 +160,12 @@ int mbs_simulate(const mbs_system* sys, mbs_state* st, double t_final,
       rc = MBS_FAIL(&st->err, MBS_ERR_STEP_LIMIT, mbs_system_name(sys),
                     "%s: stopped at t = %.9g after the step limit of %ld steps",
                     mbs_system_name(sys), mbs_state_time(st), opt.max_steps);
+      break;
+    }
+    if (opt.max_wall_time > 0 && wall_seconds() - wall_start > opt.max_wall_time) {
+      rc = MBS_FAIL(&st->err, MBS_ERR_STEP_LIMIT, mbs_system_name(sys),
+                    "%s: stopped at t = %.9g after the wall-time limit of %g s",
+                    mbs_system_name(sys), mbs_state_time(st), opt.max_wall_time);
       break;
     }
     const double t0 = mbs_state_time(st);

@@ -376,6 +376,7 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
   switch (s->type) {
     case MBS_FUNC_CONSTANT:
     case MBS_FUNC_LINEAR:
+    case MBS_FUNC_SINE:
       if (!s->coefs) FUNC_FAIL("%s: coefficients missing", comp);
       break;
     case MBS_FUNC_POLYNOMIAL:
@@ -447,6 +448,9 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
       break;
     case MBS_FUNC_MULTIPLIER:
       ok = add_param_block(sys, format_string("/functions/%s/scale", name), padr, 1, "");
+      break;
+    case MBS_FUNC_SINE:
+      ok = add_param_block(sys, format_string("/functions/%s/coefficients", name), padr, 4, "");
       break;
     case MBS_FUNC_COUNT:
       break;

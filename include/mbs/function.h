@@ -22,6 +22,8 @@ typedef enum mbs_function_type {
                                  // cubic through the 4 end points (OpenSim SimmSpline; exact
                                  // for cubic data)
   MBS_FUNC_MULTIPLIER,           // f = scale * inner(x)                      params [scale]
+  MBS_FUNC_SINE,                 // f = amplitude sin(omega x + phase) + offset (OpenSim Sine)
+                                 //                         params [amplitude, omega, phase, offset]
   MBS_FUNC_COUNT
 } mbs_function_type;
 
@@ -30,7 +32,8 @@ typedef struct mbs_function_spec {
   mbs_function_type type;
   const char* name;      // used in error messages; may be NULL
   int n;                 // number of coefficients (polynomial) or points (splines)
-  const double* coefs;   // constant: [value]; linear: [slope, intercept]; polynomial: n values
+  const double* coefs;   // constant: [value]; linear: [slope, intercept]; polynomial: n values;
+                         // sine: [amplitude, omega, phase, offset]
   const double* x;       // splines: n strictly increasing knots
   const double* y;       // splines: n values
   double scale;          // multiplier

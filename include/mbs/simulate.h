@@ -37,6 +37,7 @@ typedef struct mbs_simulation_options {
   double report_interval;           // s; 0 reports after every step
   double event_tolerance;           // width of the bracket that isolates an event, default 1e-9 s
   long max_steps;                   // 0: no limit
+  double max_wall_time;             // s of wall-clock time; 0: no limit
 } mbs_simulation_options;
 
 void mbs_simulation_options_default(mbs_simulation_options* o);

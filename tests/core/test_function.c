@@ -392,7 +392,26 @@ static void test_errors(void) {
   expect_reject(&f, "linear 'inf'");
 }
 
+// sine: A sin(w x + p) + c with its derivatives against the C library
+static void test_sine(void) {
+  mbs_test_rng g = {808};
+  EXPECT_EQ_INT(mbs_function_param_count(MBS_FUNC_SINE, 0), 4);
+  for (int it = 0; it < 2000; it++) {
+    const double A = mbs_test_uniform(&g, -2, 2), w = mbs_test_uniform(&g, -10, 10);
+    const double p = mbs_test_uniform(&g, -3, 3), c = mbs_test_uniform(&g, -1, 1);
+    const double x = mbs_test_uniform(&g, -20, 20);
+    const double prm[4] = {A, w, p, c};
+    double d[3];
+    EXPECT_OK(mbs_function_prepare(MBS_FUNC_SINE, 0, prm, NULL, &err, "sine"));
+    mbs_function_eval(MBS_FUNC_SINE, 0, prm, NULL, x, d);
+    EXPECT_NEAR(d[0], A * sin(w * x + p) + c, 1e-14);
+    EXPECT_NEAR(d[1], A * w * cos(w * x + p), 1e-13);
+    EXPECT_NEAR(d[2], -A * w * w * sin(w * x + p), 1e-12);
+  }
+}
+
 int main(void) {
+  test_sine();
   test_counts();
   test_simple();
   test_simm();

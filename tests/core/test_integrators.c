@@ -454,7 +454,14 @@ static void test_failures(void) {
   EXPECT_TRUE(strstr(mbs_state_error(st)->message, "step limit") != NULL);
   EXPECT_TRUE(r.t_end > 0 && r.t_end < 10);  // the steps taken are kept
   EXPECT_NEAR(mbs_state_time(st), r.t_end, 0);
+  // a wall-time limit: a tight accuracy over a long time stops early, keeping what was done
   o.max_steps = 0;
+  o.integ.accuracy = 1e-12;
+  o.max_wall_time = 0.05;
+  EXPECT_EQ_INT(mbs_simulate(sys, st, 1e6, &o, NULL, 0, NULL, NULL, &r), MBS_ERR_STEP_LIMIT);
+  EXPECT_TRUE(strstr(mbs_state_error(st)->message, "wall-time limit") != NULL);
+  EXPECT_TRUE(r.t_end > 0 && r.t_end < 1e6);
+  o.max_wall_time = 0;
   o.integ.accuracy = 2.0;
   EXPECT_EQ_INT(mbs_simulate(sys, st, 10.0, &o, NULL, 0, NULL, NULL, &r), MBS_ERR_ARGUMENT);
   mbs_state_destroy(st);
