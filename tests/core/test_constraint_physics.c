@@ -392,6 +392,7 @@ static void test_four_bar_assembly(void) {
   EXPECT_NEAR(tip[0], lg, 1e-10);
   EXPECT_ABS(tip[1], 0, 1e-10);
   // an impossible linkage (rocker too short to reach) is refused with a clear message
+  // (after checking that a locked crank stays where it is locked while the rest assembles)
   EXPECT_OK(mbs_state_set_param(sys, st, "/constraintset/closure/point1", 0, 5.0));
   EXPECT_EQ_INT(mbs_assemble(sys, st, &o), MBS_ERR_ASSEMBLY);
   EXPECT_TRUE(strstr(mbs_state_error(st)->message, "closure") != NULL);
@@ -399,7 +400,48 @@ static void test_four_bar_assembly(void) {
   mbs_system_destroy(sys);
 }
 
+static void test_locked_crank_assembly(void) {
+  // the four-bar with its crank locked at 1.0 rad: assembly moves only the other joints
+  const double lg = 1.0, len[3] = {0.4, 1.1, 0.8};
+  mbs_system* sys = mbs_system_create("four_bar_locked");
+  const char* names[3] = {"crank", "coupler", "rocker"};
+  for (int i = 0; i < 3; i++) {
+    mbs_body_spec s = mbs_body_spec_default(names[i], i, MBS_MOB_PIN);
+    s.mass = 1.0;
+    s.com[0] = len[i] / 2;
+    s.inertia[1] = s.inertia[2] = 0.05;
+    if (i > 0) s.X_PF.p[0] = len[i - 1];
+    mbs_system_add_body(sys, &s);
+  }
+  mbs_constraint_spec c = mbs_constraint_spec_default(MBS_CON_BALL, "closure");
+  c.body1 = 0;
+  c.body2 = 3;
+  c.p1[0] = lg;
+  c.p2[0] = len[2];
+  mbs_system_add_constraint(sys, &c);
+  mbs_constraint_spec lock = mbs_constraint_spec_default(MBS_CON_LOCKED_COORDINATE, "crank_lock");
+  lock.coordinate = (mbs_coordinate_ref){1, 0};
+  lock.value = 1.0;
+  mbs_system_add_constraint(sys, &lock);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  double* q = mbs_state_upd_q(st);
+  q[0] = 1.0; q[1] = -0.3; q[2] = -2.2;
+  mbs_state_upd_u(st)[1] = 0.7;  // the locked crank cannot move: the others stop too
+  EXPECT_OK(mbs_assemble(sys, st, NULL));
+  EXPECT_ABS(mbs_state_q(st)[0], 1.0, 1e-12);
+  for (int i = 0; i < 3; i++) EXPECT_ABS(mbs_state_u(st)[i], 0, 1e-12);
+  double e[4];
+  int n;
+  EXPECT_OK(mbs_calc_position_errors(sys, st, e, &n));
+  EXPECT_EQ_INT(n, 4);
+  for (int i = 0; i < n; i++) EXPECT_ABS(e[i], 0, 1e-10);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
 int main(void) {
+  test_locked_crank_assembly();
   test_rod_pendulum();
   test_line_and_plane();
   test_rolling_sphere();
