@@ -703,12 +703,16 @@ static int project_velocities(const mbs_system* sys, mbs_state* st, double tol) 
   return rc;
 }
 
+// time scale t_c that weighs velocity errors against position errors (Theory Manual §9.3):
+// a velocity error v counts as the position error t_c v
+#define MBS_CONSTRAINT_TIME_SCALE 0.1
+
 int mbs_project(const mbs_system* sys, mbs_state* st, double tol) {
   int rc = mbs_realize_position(sys, st);
   if (rc) return rc;
   if (st->ncon_eq == 0) return MBS_OK;
   if ((rc = project_positions(sys, st, tol, 10, NULL))) return rc;
-  return project_velocities(sys, st, tol);
+  return project_velocities(sys, st, tol / MBS_CONSTRAINT_TIME_SCALE);
 }
 
 void mbs_assembly_options_default(mbs_assembly_options* o) {

@@ -118,8 +118,10 @@ void mbs_assembly_options_default(mbs_assembly_options* o);
 int mbs_assemble(const mbs_system* sys, mbs_state* st, const mbs_assembly_options* o);
 
 // Coordinate projection (Theory Manual §10.1): remove position errors (q) and then velocity
-// errors (u) by the smallest change, iterating to `tolerance` (RMS); quaternions normalized.
-// Used by every integrator after each step. Returns MBS_ERR_ASSEMBLY if it does not converge.
+// errors (u) by the smallest change: positions to an RMS of `tolerance`, velocities to
+// tolerance / 0.1 s (the time scale that weighs velocity against position errors, §9.3);
+// quaternions normalized. Used by every integrator after each step. Returns MBS_ERR_ASSEMBLY
+// if it does not converge.
 int mbs_project(const mbs_system* sys, mbs_state* st, double tolerance);
 
 #ifdef __cplusplus
