@@ -61,8 +61,24 @@ mbs_sto_writer* mbs_sto_open(const char* path, const char* name, int ncol,
   return w;
 }
 
+// the shortest of 15, 16 or 17 significant digits that reads back as the same double
+static void put_double(FILE* f, double x) {
+  char buf[40];
+  for (int digits = 15; digits < 17; digits++) {
+    snprintf(buf, sizeof(buf), "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) {
+      fputs(buf, f);
+      return;
+    }
+  }
+  fprintf(f, "%.17g", x);
+}
+
 int mbs_sto_write_row(mbs_sto_writer* w, const double* row, mbs_error* err) {
-  for (int i = 0; i < w->ncol; i++) fprintf(w->f, "%s%.17g", i ? "\t" : "", row[i]);
+  for (int i = 0; i < w->ncol; i++) {
+    if (i) fputc('\t', w->f);
+    put_double(w->f, row[i]);
+  }
   fputc('\n', w->f);
   if (ferror(w->f))
     return MBS_FAIL(err, MBS_ERR_IO, w->path, "%s: write failed: %s", w->path, strerror(errno));

@@ -17,6 +17,8 @@ void mbs_demo_options_default(mbs_demo_options* o) {
   o->out_dir = "out/demo";
   o->links = 5;
   o->duration = 5.0;
+  o->integrator = "rk_merson";
+  o->accuracy = 1e-6;
   o->step = 1e-4;
   o->report_interval = 0.01;
 }
@@ -81,13 +83,64 @@ static int push(growing* g, double x) {
   return 1;
 }
 
+typedef struct demo_run {
+  mbs_sto_writer *ws, *we;
+  double* row;
+  int nq, nu, n;
+  double tip_B[3];
+  growing t, tx, ty, tz, ke, pe, et;
+  double E0, drift;
+  long reports;
+  mbs_progress prog;
+  int rc;
+  mbs_error* err;
+} demo_run;
+
+// one output row per report time: q, u, tip position, energies
+static int demo_report(const mbs_system* sys, mbs_state* st, void* user) {
+  demo_run* r = user;
+  double K, P, tip[3];
+  int rc;
+  if ((rc = mbs_calc_kinetic_energy(sys, st, &K)) || (rc = mbs_calc_potential_energy(sys, st, &P)) ||
+      (rc = mbs_get_station_location(sys, st, r->n, r->tip_B, tip))) {
+    *r->err = *mbs_state_error(st);
+    return r->rc = rc;
+  }
+  if (r->reports == 0) r->E0 = K + P;
+  r->drift = fmax(r->drift, fabs(K + P - r->E0));
+  double* row = r->row;
+  row[0] = mbs_state_time(st);
+  memcpy(row + 1, mbs_state_q(st), (size_t)r->nq * sizeof(double));
+  memcpy(row + 1 + r->nq, mbs_state_u(st), (size_t)r->nu * sizeof(double));
+  memcpy(row + 1 + r->nq + r->nu, tip, 3 * sizeof(double));
+  const double erow[4] = {row[0], K, P, K + P};
+  if ((rc = mbs_sto_write_row(r->ws, row, r->err)) || (rc = mbs_sto_write_row(r->we, erow, r->err)))
+    return r->rc = rc;
+  if (!push(&r->t, row[0]) || !push(&r->tx, tip[0]) || !push(&r->ty, tip[1]) ||
+      !push(&r->tz, tip[2]) || !push(&r->ke, K) || !push(&r->pe, P) || !push(&r->et, K + P))
+    return r->rc = MBS_FAIL(r->err, MBS_ERR_NO_MEMORY, "demo", "demo: out of memory");
+  mbs_progress_update(&r->prog, ++r->reports);
+  return 0;
+}
+
 int mbs_demo_run(const mbs_demo_options* o, FILE* log, mbs_error* err) {
   if (o->links < 1 || o->links > 1000)
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo", "demo: --links must be 1..1000, not %d", o->links);
-  if (!(o->duration > 0) || !(o->step > 0) || !(o->step <= o->duration) ||
-      !(o->report_interval >= o->step))
+  const int itype = mbs_integrator_from_name(o->integrator ? o->integrator : "");
+  if (itype < 0)
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo",
-                    "demo: need 0 < step <= duration and report interval >= step");
+                    "demo: unknown integrator '%s' (rk_merson, dormand_prince, cvode_bdf, euler, "
+                    "rk4, semi_explicit_euler, verlet)", o->integrator ? o->integrator : "");
+  const int controlled = mbs_integrator_is_error_controlled((mbs_integrator_type)itype);
+  if (!(o->duration > 0) || !(o->report_interval > 0) || !(o->report_interval <= o->duration))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo",
+                    "demo: need duration > 0 and 0 < report interval <= duration");
+  if (controlled && !(o->accuracy > 0 && o->accuracy < 1))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo", "demo: --accuracy must be in (0, 1), not %g",
+                    o->accuracy);
+  if (!controlled && !(o->step > 0 && o->step <= o->report_interval))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo",
+                    "demo: need 0 < step <= report interval for a fixed-step integrator");
   int rc = make_dir(o->out_dir, err);
   if (rc) return rc;
   const double L = 0.3;
@@ -128,57 +181,37 @@ int mbs_demo_run(const mbs_demo_options* o, FILE* log, mbs_error* err) {
                                     (const char* const*)labels, 0, err);
   mbs_sto_writer* we = ws ? mbs_sto_open(path_energy, "hanging_chain_energy", 4, elabels, 0, err) : NULL;
   double* row = calloc((size_t)ncol, sizeof(double));
-  growing t = {0}, tx = {0}, ty = {0}, tz = {0}, ke = {0}, pe = {0}, et = {0};
-  const long nsteps = (long)(o->duration / o->step + 0.5);
-  const long every = (long)(o->report_interval / o->step + 0.5);
-  const double tip_B[3] = {L, 0, 0};
-  double E0 = 0, drift = 0;
-  mbs_progress prog;
+  demo_run r = {.ws = ws, .we = we, .row = row, .nq = nq, .nu = nu, .n = n,
+                .tip_B = {L, 0, 0}, .err = err};
+  mbs_simulation_result res = {0};
   if (!ws || !we || !row) goto done;
-  fprintf(log, "mbstudy demo: %d-link chain on ball joints, %g s at fixed step %g s (RK4)\n", n,
-          o->duration, o->step);
-  mbs_progress_start(&prog, log, "steps", nsteps);
-  for (long k = 0; k <= nsteps; k++) {
-    if (k % every == 0 || k == nsteps) {
-      double K, P, tip[3];
-      if ((rc = mbs_realize_velocity(sys, st)) || (rc = mbs_calc_kinetic_energy(sys, st, &K)) ||
-          (rc = mbs_calc_potential_energy(sys, st, &P)) ||
-          (rc = mbs_get_station_location(sys, st, n, tip_B, tip))) {
-        *err = *mbs_state_error(st);
-        break;
-      }
-      if (k == 0) E0 = K + P;
-      drift = fmax(drift, fabs(K + P - E0));
-      row[0] = mbs_state_time(st);
-      memcpy(row + 1, mbs_state_q(st), (size_t)nq * sizeof(double));
-      memcpy(row + 1 + nq, mbs_state_u(st), (size_t)nu * sizeof(double));
-      memcpy(row + 1 + nq + nu, tip, 3 * sizeof(double));
-      const double erow[4] = {row[0], K, P, K + P};
-      if ((rc = mbs_sto_write_row(ws, row, err)) || (rc = mbs_sto_write_row(we, erow, err))) break;
-      if (!push(&t, row[0]) || !push(&tx, tip[0]) || !push(&ty, tip[1]) || !push(&tz, tip[2]) ||
-          !push(&ke, K) || !push(&pe, P) || !push(&et, K + P)) {
-        rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "demo", "demo: out of memory");
-        break;
-      }
-    }
-    if (k == nsteps) break;
-    if ((rc = mbs_step_rk4(sys, st, o->step))) {
-      *err = *mbs_state_error(st);
-      break;
-    }
-    mbs_progress_update(&prog, k + 1);
-  }
-  mbs_progress_finish(&prog);
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integrator = (mbs_integrator_type)itype;
+  so.integ.accuracy = o->accuracy;
+  so.integ.fixed_step = o->step;
+  so.report_interval = o->report_interval;
+  if (controlled)
+    fprintf(log, "mbstudy demo: %d-link chain on ball joints, %g s, %s at accuracy %g\n", n,
+            o->duration, mbs_integrator_name(so.integrator), o->accuracy);
+  else
+    fprintf(log, "mbstudy demo: %d-link chain on ball joints, %g s, %s at fixed step %g s\n", n,
+            o->duration, mbs_integrator_name(so.integrator), o->step);
+  mbs_progress_start(&r.prog, log, "reports", (long)(o->duration / o->report_interval + 0.5) + 1);
+  rc = mbs_simulate(sys, st, o->duration, &so, NULL, 0, demo_report, &r, &res);
+  mbs_progress_finish(&r.prog);
+  if (rc) *err = *mbs_state_error(st);
+  else if (r.rc) rc = r.rc;  // the report function stopped the run: its error is in *err
   if (rc == MBS_OK) {
     char note[256];
     snprintf(note, sizeof(note),
              "%d links, 0.3 m, 1 kg each, ball joints; released horizontal with 1.5 rad/s about "
-             "the vertical. Energy drift %.2g J of %.3g J.", n, drift, fabs(E0));
-    const svg_series top[1] = {{"tip", tx.v, tz.v, (int)t.n, "#1f77b4"}};
-    const svg_series side[1] = {{"tip", tx.v, ty.v, (int)t.n, "#d62728"}};
-    const svg_series en[3] = {{"kinetic", t.v, ke.v, (int)t.n, "#ff7f0e"},
-                              {"potential", t.v, pe.v, (int)t.n, "#2ca02c"},
-                              {"total (conserved)", t.v, et.v, (int)t.n, "#000000"}};
+             "the vertical. Energy drift %.2g J of %.3g J.", n, r.drift, fabs(r.E0));
+    const svg_series top[1] = {{"tip", r.tx.v, r.tz.v, (int)r.t.n, "#1f77b4"}};
+    const svg_series side[1] = {{"tip", r.tx.v, r.ty.v, (int)r.t.n, "#d62728"}};
+    const svg_series en[3] = {{"kinetic", r.t.v, r.ke.v, (int)r.t.n, "#ff7f0e"},
+                              {"potential", r.t.v, r.pe.v, (int)r.t.n, "#2ca02c"},
+                              {"total (conserved)", r.t.v, r.et.v, (int)r.t.n, "#000000"}};
     const svg_panel panels[3] = {
         {"Tip path seen from above", "x (m)", "z (m)", top, 1, 1},
         {"Tip path seen from the side", "x (m)", "y, up (m)", side, 1, 1},
@@ -190,15 +223,20 @@ int mbs_demo_run(const mbs_demo_options* o, FILE* log, mbs_error* err) {
             "wrote %s (OpenSim storage: quaternions, angular velocities, tip position)\n"
             "wrote %s (kinetic, potential, total energy)\n"
             "wrote %s (picture: open it in a web browser)\n"
-            "energy drift over the run: %.3g J (%.2g of |E|)\n",
-            path_states, path_energy, path_svg, drift, drift / fmax(fabs(E0), 1e-300));
+            "energy drift over the run: %.3g J (%.2g of |E|); %ld steps (%ld rejected), %ld "
+            "forward-dynamics evaluations\n",
+            path_states, path_energy, path_svg, r.drift, r.drift / fmax(fabs(r.E0), 1e-300),
+            res.integrator.steps, res.integrator.rejected, res.integrator.evaluations);
+  else if (r.reports > 0)
+    fprintf(log, "stopped at t = %g s; the %ld rows up to there are in %s and %s\n",
+            mbs_state_time(st), r.reports, path_states, path_energy);
 done:;
   int rc2 = MBS_OK;
   if (ws) rc2 = mbs_sto_close(ws, err);
   if (we && !rc2) rc2 = mbs_sto_close(we, err);
   else if (we) mbs_sto_close(we, NULL);
   if (!ws || !we || !row) rc = err->code ? err->code : MBS_ERR_NO_MEMORY;
-  free(t.v); free(tx.v); free(ty.v); free(tz.v); free(ke.v); free(pe.v); free(et.v);
+  free(r.t.v); free(r.tx.v); free(r.ty.v); free(r.tz.v); free(r.ke.v); free(r.pe.v); free(r.et.v);
   free(row);
   free(labels);
   free(text);

@@ -10,7 +10,9 @@ typedef struct mbs_demo_options {
   const char* out_dir;     // created if missing
   int links;               // links in the chain
   double duration;         // s
-  double step;             // fixed RK4 step, s
+  const char* integrator;  // by name, e.g. "rk_merson" (the default) or "rk4"
+  double accuracy;         // of the error-controlled integrators
+  double step;             // of the fixed-step integrators, s
   double report_interval;  // s between output rows
 } mbs_demo_options;
 

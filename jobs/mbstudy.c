@@ -16,7 +16,10 @@ static void usage(FILE* f) {
           "commands:\n"
           "  demo      simulate a 3-D chain on ball joints; write OpenSim .sto files and an SVG\n"
           "            options: --out DIR (out/demo)  --links N (5)  --duration S (5)\n"
-          "                     --step S (1e-4)  --report S (0.01)\n"
+          "                     --integrator NAME (rk_merson; or dormand_prince, cvode_bdf,\n"
+          "                       euler, rk4, semi_explicit_euler, verlet)\n"
+          "                     --accuracy A (1e-6)  --step S (fixed-step integrators, 1e-4)\n"
+          "                     --report S (0.01)\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);
@@ -56,6 +59,8 @@ static int cmd_demo(int argc, char** argv) {
     if (!strcmp(a, "--out") && v) o.out_dir = v;
     else if (!strcmp(a, "--links") && v) ok = parse_int(a, v, &o.links);
     else if (!strcmp(a, "--duration") && v) ok = parse_double(a, v, &o.duration);
+    else if (!strcmp(a, "--integrator") && v) o.integrator = v;
+    else if (!strcmp(a, "--accuracy") && v) ok = parse_double(a, v, &o.accuracy);
     else if (!strcmp(a, "--step") && v) ok = parse_double(a, v, &o.step);
     else if (!strcmp(a, "--report") && v) ok = parse_double(a, v, &o.report_interval);
     else {
