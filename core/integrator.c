@@ -390,14 +390,27 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
   if (in->type == MBS_INTEG_DORMAND_PRINCE) ynew = in->ylow;  // k[5], k[6] are stages there
   char why[MBS_ERROR_MESSAGE_LEN];
   why[0] = 0;
+  double last_err = 0;
   for (;;) {
     int hit_limit = 0;
     if (t + h >= t_limit || t + 1.01 * h >= t_limit) {  // do not leave a sliver
       h = t_limit - t;
       hit_limit = 1;
     }
-    if (h < in->opt.min_step && !hit_limit)
-      return fail(st, sys, why[0] ? why : "the step became too small", t, h);
+    if (h < in->opt.min_step && !hit_limit) {
+      if (!why[0] && last_err > 0)
+        snprintf(why, sizeof(why),
+                 "the step needed fell below the smallest allowed, %g s (error estimate of the "
+                 "last try %.3g times the accuracy %g); the model may be too stiff for %s (try "
+                 "cvode_bdf) or discontinuous", in->opt.min_step, last_err / in->opt.accuracy,
+                 in->opt.accuracy, mbs_integrator_name(in->type));
+      else if (!why[0])
+        snprintf(why, sizeof(why),
+                 "the step the accuracy %g needs is below the smallest allowed, %g s; the model "
+                 "may be too stiff for %s (try cvode_bdf)", in->opt.accuracy, in->opt.min_step,
+                 mbs_integrator_name(in->type));
+      return fail(st, sys, why, t, h);
+    }
     in->stats.attempts++;
     why[0] = 0;
     int rc = MBS_OK;
@@ -412,7 +425,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
       case MBS_INTEG_CVODE_BDF:
       case MBS_INTEG_COUNT: rc = MBS_ERR_INTERNAL; break;
     }
-    if (rc == MBS_OK && controlled) err = mbs_integ_error_norm(in, in->yerr, in->y1, ynew);
+    if (rc == MBS_OK && controlled) last_err = err = mbs_integ_error_norm(in, in->yerr, in->y1, ynew);
     if (rc != MBS_OK) snprintf(why, sizeof(why), "%s", mbs_state_error(st)->message);
     // accept: project and evaluate the derivatives at the new point
     if (rc == MBS_OK && err <= in->opt.accuracy) {

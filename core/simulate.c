@@ -2,6 +2,7 @@
 // isolation by an Illinois-modified regula falsi on the interpolant (the side that repeats has
 // its value halved), stopping when the bracket is narrower than the event tolerance; the event
 // is placed at the bracket's later end, where the trigger has already changed sign.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -226,6 +227,12 @@ int mbs_simulate(const mbs_system* sys, mbs_state* st, double t_final,
   r->integrator = *mbs_integrator_stats_of(s.in);
   if (rc == MBS_OK) mbs_realize_acceleration(sys, st);
 done:
+  if (rc != MBS_OK && st->err.code == rc && !strstr(st->err.message, "t = ")) {
+    // a model error (a non-finite force, a singular system) says what failed; add when
+    const size_t len = strlen(st->err.message);
+    snprintf(st->err.message + len, sizeof(st->err.message) - len, " (simulation at t = %.9g s)",
+             mbs_state_time(st));
+  }
   free(e_prev);
   free(e_now);
   free(s.y);

@@ -466,6 +466,27 @@ static void test_failures(void) {
   EXPECT_EQ_INT(mbs_simulate(sys, st, 10.0, &o, NULL, 0, NULL, NULL, &r), MBS_ERR_ARGUMENT);
   mbs_state_destroy(st);
   mbs_system_destroy(sys);
+  // a spring too stiff for an explicit method at the smallest allowed step: the integrator
+  // gives up with a status naming the time and step, never aborts
+  {
+    mbs_system* stiff = mbs_system_create("stiff");
+    mbs_body_spec b = mbs_body_spec_default("bob", 0, MBS_MOB_PIN);
+    b.mass = 1;
+    b.com[0] = 1;
+    mbs_system_add_body(stiff, &b);
+    EXPECT_TRUE(mbs_system_add_mobility_spring(stiff, 1, 0, 1e12, 0) >= 0);
+    EXPECT_OK(mbs_system_finalize(stiff));
+    st = mbs_state_create(stiff);
+    mbs_state_upd_q(st)[0] = 0.1;
+    mbs_simulation_options_default(&o);
+    o.integ.min_step = 1e-4;
+    EXPECT_EQ_INT(mbs_simulate(stiff, st, 1.0, &o, NULL, 0, NULL, NULL, &r), MBS_ERR_INTEGRATOR);
+    printf("too stiff: %s\n", mbs_state_error(st)->message);
+    EXPECT_TRUE(strstr(mbs_state_error(st)->message, "integration failed at t = ") != NULL);
+    EXPECT_TRUE(isfinite(mbs_state_q(st)[0]));
+    mbs_state_destroy(st);
+    mbs_system_destroy(stiff);
+  }
   mbs_system* bad = mbs_system_create("ghost");
   mbs_body_spec s = mbs_body_spec_default("ghost", 0, MBS_MOB_PIN);  // no mass: singular
   mbs_system_add_body(bad, &s);
@@ -476,6 +497,53 @@ static void test_failures(void) {
   EXPECT_TRUE(strstr(mbs_state_error(st)->message, "ghost") != NULL);
   mbs_state_destroy(st);
   mbs_system_destroy(bad);
+}
+
+// After t = 0.5 s an applied force becomes NaN: the run must stop with a status and a message
+// naming the time, keep every report before it, and leave the State at the last good time.
+static double after_half(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  (void)user;
+  return mbs_state_time(st) - 0.5;
+}
+static mbs_event_action poison(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  (void)user;
+  mbs_state_upd_applied_mobility_forces(st)[0] = NAN;
+  return MBS_EVENT_CONTINUE;
+}
+static int count_reports(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  double* last = user;
+  last[0] += 1;
+  last[1] = mbs_state_time(st);
+  return 0;
+}
+static void test_failure_keeps_reports(void) {
+  mbs_system* sys = double_pendulum();
+  for (int k = 0; k < 3; k++) {
+    mbs_state* st = mbs_state_create(sys);
+    mbs_state_upd_q(st)[0] = 1.0;
+    mbs_simulation_options o;
+    mbs_simulation_options_default(&o);
+    o.integrator = controlled[k];
+    o.report_interval = 0.01;
+    const mbs_event ev = {"poison", after_half, MBS_STAGE_TIME, 1, poison, NULL};
+    double seen[2] = {0, -1};
+    mbs_simulation_result r;
+    const int rc = mbs_simulate(sys, st, 2.0, &o, &ev, 1, count_reports, seen, &r);
+    const char* msg = mbs_state_error(st)->message;
+    printf("%s with a NaN force after 0.5 s: status %d, %g reports up to t = %g, state at %g: %s\n",
+           mbs_integrator_name(controlled[k]), rc, seen[0], seen[1], mbs_state_time(st), msg);
+    EXPECT_TRUE(rc != MBS_OK);
+    EXPECT_TRUE(strstr(msg, "0.5") != NULL);       // names the time
+    EXPECT_TRUE(seen[0] >= 51 && seen[1] >= 0.5 - 1e-9);  // reports 0, 0.01, ..., 0.5 kept
+    EXPECT_TRUE(fabs(mbs_state_time(st) - 0.5) < 1e-6);
+    const double* q = mbs_state_q(st);
+    EXPECT_TRUE(isfinite(q[0]) && isfinite(q[1]));
+    mbs_state_destroy(st);
+  }
+  mbs_system_destroy(sys);
 }
 
 // a stiff, overdamped oscillator: m x'' + c x' + k x = 0 with c^2 >> 4 m k; exact solution
@@ -525,5 +593,6 @@ int main(void) {
   test_fixed_step_orders();
   test_reports();
   test_failures();
+  test_failure_keeps_reports();
   return mbs_test_finish("test_integrators");
 }
