@@ -107,7 +107,8 @@ int mbs_system_add_constraint(mbs_system* sys, const mbs_constraint_spec* s) {
   d.ma = ops->ma;
   int rc = MBS_OK;
   const int coord = s->type == MBS_CON_COORDINATE_COUPLER || s->type == MBS_CON_LOCKED_COORDINATE ||
-                    s->type == MBS_CON_PRESCRIBED_MOTION || s->type == MBS_CON_CONSTANT_SPEED;
+                    s->type == MBS_CON_PRESCRIBED_MOTION || s->type == MBS_CON_CONSTANT_SPEED ||
+                    s->type == MBS_CON_CONSTANT_ACCELERATION;
   if (coord) {
     if ((rc = coordinate_index(sys, s->coordinate, comp, &d.qd, &d.ud))) return rc;
     d.body1 = d.body2 = s->coordinate.body;

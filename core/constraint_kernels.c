@@ -492,6 +492,11 @@ static void speed_verr(const mbs_con_ctx* c, const double* V, const double* u, d
   e[0] = u[c->d->ud] - c->p[MBS_CP_VALUE];
 }
 
+static void accel_aerr(const mbs_con_ctx* c, const double* A, const double* udot, double* e) {
+  (void)A;
+  e[0] = udot[c->d->ud] - c->p[MBS_CP_VALUE];
+}
+
 //---------------------------------- rolling sphere on a plane ----------------------------------
 // Plane of body 1 (point O = station p1, unit normal n fixed in body 1, in-plane unit vectors
 // t1, t2); sphere of radius R on body 2 with center C (station p2); contact point P = C - R n.
@@ -624,6 +629,8 @@ static const mbs_constraint_ops con_table[MBS_CON_COUNT] = {
     [MBS_CON_CONSTANT_SPEED] = {"constant_speed", 0, 1, 0, NULL, speed_verr, coord_aerr,
                                 coord_forces},
     [MBS_CON_ROLLING] = {"rolling", 1, 3, 0, roll_perr, roll_verr, roll_aerr, roll_forces},
+    [MBS_CON_CONSTANT_ACCELERATION] = {"constant_acceleration", 0, 0, 1, NULL, NULL, accel_aerr,
+                                       coord_forces},
 };
 
 const mbs_constraint_ops* mbs_constraint_ops_of(mbs_constraint_type type) {

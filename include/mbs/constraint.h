@@ -40,6 +40,8 @@ typedef enum mbs_constraint_type {
   MBS_CON_ROLLING,               // sphere (center p2, radius value) on body 2 rolls without
                                  // slip or twist on the plane of body 1 (point p1, normal
                                  // a1): contact, 2 no-slip, no-twist                  (1 p, 3 v)
+  MBS_CON_CONSTANT_ACCELERATION, // u'(coordinate) = value: acceleration-only, q and u stay
+                                 // free (Simbody's ConstantAcceleration)                 (1 a)
   MBS_CON_COUNT
 } mbs_constraint_type;
 
@@ -56,8 +58,10 @@ typedef struct mbs_constraint_spec {
   double p1[3], p2[3];       // stations in their bodies
   double a1[3], a2[3];       // directions in their bodies (normalized by the system), or
                              // body-fixed X-Y-Z angles of frames (weld, constant orientation)
-  double value;              // length, angle, locked value, speed, sphere radius
-  mbs_coordinate_ref coordinate;   // locked, prescribed, constant speed; coupler: dependent
+  double value;              // length, angle, locked value, speed, acceleration, sphere
+                             // radius
+  mbs_coordinate_ref coordinate;   // locked, prescribed, constant speed and acceleration;
+                                   // coupler: dependent
   mbs_coordinate_ref independent;  // coupler: independent coordinate
   int function;              // coupler: f(q); prescribed motion: f(t)
   int enabled;               // default 1 (mbs_constraint_spec_default); a State may change it

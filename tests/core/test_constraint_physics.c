@@ -252,6 +252,35 @@ static void test_coordinate_constraints(void) {
   EXPECT_NEAR(constraint_torque(sys, st), m * g0 * L * cos(0.8), 1e-12);
   mbs_state_destroy(st);
   mbs_system_destroy(sys);
+
+  // acceleration-only: u' = 0.5 rad/s^2 whatever q and u are; torque m L^2 0.5 + m g L cos q;
+  // assembly leaves q and u alone; a run follows q0 + u0 t + 0.25 t^2 exactly
+  c = mbs_constraint_spec_default(MBS_CON_CONSTANT_ACCELERATION, "ramp");
+  c.value = 0.5;
+  sys = pendulum(m, L, &c, 0);
+  int mp, mv, ma;
+  mbs_constraint_count(sys, 0, &mp, &mv, &ma);
+  EXPECT_TRUE(mp == 0 && mv == 0 && ma == 1);
+  st = mbs_state_create(sys);
+  mbs_state_upd_q(st)[0] = 0.8;
+  mbs_state_upd_u(st)[0] = -1.2;
+  EXPECT_OK(mbs_assemble(sys, st, NULL));
+  EXPECT_NEAR(mbs_state_q(st)[0], 0.8, 0);
+  EXPECT_NEAR(mbs_state_u(st)[0], -1.2, 0);
+  EXPECT_OK(mbs_realize_acceleration(sys, st));
+  EXPECT_NEAR(mbs_get_udot(sys, st)[0], 0.5, 1e-12);
+  EXPECT_NEAR(constraint_torque(sys, st), m * L * L * 0.5 + m * g0 * L * cos(0.8), 1e-12);
+  double aerr[1];
+  int na;
+  EXPECT_OK(mbs_calc_acceleration_errors(sys, st, aerr, &na));
+  EXPECT_TRUE(na == 1 && fabs(aerr[0]) < 1e-12);
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  EXPECT_OK(mbs_simulate(sys, st, 2.0, &o, NULL, 0, NULL, NULL, NULL));
+  EXPECT_NEAR(mbs_state_q(st)[0], 0.8 - 1.2 * 2 + 0.25 * 4, 1e-10);
+  EXPECT_NEAR(mbs_state_u(st)[0], -1.2 + 0.5 * 2, 1e-10);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
 }
 
 static void test_coupler(void) {
