@@ -574,10 +574,11 @@ static double rms(const double* e, int n) {
   return n > 0 ? sqrt(s / n) : 0;
 }
 
-// minimum-norm solution of the underdetermined rows of G selected by `rows` (level mask):
-// min |x| s.t. G_rows x = rhs; G given through Gt (nu x m). x has nu entries.
+// minimum-norm solution of the underdetermined rows of G selected by `rows` (level mask) in
+// the weighted norm |W x| with W = diag(1 / scale) (scale NULL: W = I): x = S z with
+// min |z| s.t. G_rows S z = rhs; G given through Gt (nu x m). x has nu entries.
 static int min_norm_solve(const mbs_system* sys, mbs_state* st, const int* rows, int nr,
-                          const double* rhs, double* x) {
+                          const double* rhs, const double* scale, double* x) {
   const int n = sys->nu;
   const int ld = nr > n ? nr : n;
   const size_t mark = mbs_stack_mark(st);
@@ -592,14 +593,15 @@ static int min_norm_solve(const mbs_system* sys, mbs_state* st, const int* rows,
   }
   for (int r = 0; r < nr; r++) {
     const double* g = st->Gt + (size_t)n * rows[r];
-    for (int j = 0; j < n; j++) A[(size_t)j * nr + r] = g[j];
+    for (int j = 0; j < n; j++) A[(size_t)j * nr + r] = scale ? g[j] * scale[j] : g[j];
     b[r] = rhs[r];
   }
   for (int j = 0; j < n; j++) jpvt[j] = 0;
   lapack_int rank = 0;
   const lapack_int info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, nr, n, 1, A, nr, b, ld, jpvt,
                                               1e-12, &rank, work, lwork);
-  if (info == 0) memcpy(x, b, (size_t)n * sizeof(double));
+  if (info == 0)
+    for (int j = 0; j < n; j++) x[j] = scale ? scale[j] * b[j] : b[j];
   mbs_stack_release(st, mark);
   return info == 0 ? MBS_OK : MBS_ERR_SINGULAR;
 }
@@ -647,7 +649,8 @@ static int project_positions(const mbs_system* sys, mbs_state* st, double tol, i
     prev = err;
     memset(F, 0, 6 * (size_t)sys->nbody * sizeof(double));
     build_Gt(sys, st, st->Gt, F);
-    if ((rc = min_norm_solve(sys, st, rows, nr, e, du))) break;
+    // unit weights, as in the error norm: angles in radians, lengths over a 1 m length scale
+    if ((rc = min_norm_solve(sys, st, rows, nr, e, NULL, du))) break;
     // q -= N du (Gauss-Newton step; the mapping N takes speeds to coordinate rates)
     if ((rc = mbs_calc_qdot(sys, st, du, dq))) break;
     double* q = mbs_state_upd_q(st);
@@ -672,8 +675,9 @@ static int project_velocities(const mbs_system* sys, mbs_state* st, double tol) 
   int* rows = MBS_STACK_ALLOC(st, m + 1, int);
   double* e = MBS_STACK_ALLOC(st, m + 1, double);
   double* du = MBS_STACK_ALLOC(st, n + 1, double);
+  double* scale = MBS_STACK_ALLOC(st, n + 1, double);
   double* F = MBS_STACK_ALLOC(st, 6 * sys->nbody, double);
-  if (!rows || !e || !du || !F) {
+  if (!rows || !e || !du || !scale || !F) {
     mbs_stack_release(st, mark);
     return MBS_ERR_STACK;
   }
@@ -696,7 +700,10 @@ static int project_velocities(const mbs_system* sys, mbs_state* st, double tol) 
     }
     memset(F, 0, 6 * (size_t)sys->nbody * sizeof(double));
     build_Gt(sys, st, st->Gt, F);
-    if ((rc = min_norm_solve(sys, st, rows, nr, e, du))) break;
+    // the integrators' weights on u (relative above 1): the correction is normal to the
+    // manifold in the norm the error is measured in (Theory Manual §10.1)
+    for (int i = 0; i < n; i++) scale[i] = fmax(1.0, fabs(st->u[i]));
+    if ((rc = min_norm_solve(sys, st, rows, nr, e, scale, du))) break;
     double* u = mbs_state_upd_u(st);
     for (int i = 0; i < n; i++) u[i] -= du[i];
   }
