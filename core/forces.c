@@ -1,47 +1,19 @@
-// Basic force elements: uniform gravity, constant mobility forces, constant body forces and
-// torques, two-point linear springs and dampers, mobility linear springs and dampers.
+// Force elements: the table of element types (mbs_force_ops), the helpers they share, and the
+// basic elements: uniform gravity, constant mobility forces, constant body forces and torques,
+// two-point linear springs and dampers, mobility linear springs and dampers. Other element
+// types live in their own files and are listed in the table.
 //
 // Body forces are spatial forces [moment; force] in Ground about each body's origin; a force f
 // at a station S adds [r x f; f] with r = p_GS - p_GB.
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "model_impl.h"
 
-int mbs_check_force_params(const mbs_system* sys, mbs_state* st) {
-  for (int i = 0; i < sys->nforce; i++) {
-    const mbs_force_desc* f = &sys->force[i];
-    const double* p = st->param + f->param_adr;
-    int np = 0, nonneg = 0;  // parameters to check; how many trailing ones must be >= 0
-    switch (f->type) {
-      case MBS_FORCE_GRAVITY: np = 3; break;
-      case MBS_FORCE_MOBILITY: np = 1; break;
-      case MBS_FORCE_BODY_FORCE: np = 6; break;
-      case MBS_FORCE_BODY_TORQUE: np = 3; break;
-      case MBS_FORCE_SPRING: np = 8; nonneg = 2; break;
-      case MBS_FORCE_DAMPER: np = 7; nonneg = 1; break;
-      case MBS_FORCE_MOBILITY_SPRING: np = 2; break;
-      case MBS_FORCE_MOBILITY_DAMPER: np = 1; nonneg = 1; break;
-    }
-    if (f->type == MBS_FORCE_MOBILITY_SPRING && !(p[0] >= 0))
-      return MBS_FAIL(&st->err, MBS_ERR_PARAMETER, f->name,
-                      "force '%s': stiffness %g must be finite and not negative", f->name, p[0]);
-    for (int k = 0; k < np; k++) {
-      if (!isfinite(p[k]))
-        return MBS_FAIL(&st->err, MBS_ERR_PARAMETER, f->name,
-                        "force '%s': parameter %d is not finite", f->name, k);
-      if (k >= np - nonneg && p[k] < 0)
-        return MBS_FAIL(&st->err, MBS_ERR_PARAMETER, f->name,
-                        "force '%s': parameter %d is %g, it must not be negative", f->name, k,
-                        p[k]);
-    }
-  }
-  return MBS_OK;
-}
-
 // add a force f (in G) acting at point pS (in G) on body b
-static void add_point_force(const mbs_state* st, double* F_body, int b, const double pS[3],
-                            const double f[3]) {
+void mbs_force_add_point_force(const mbs_state* st, double* F_body, int b, const double pS[3],
+                               const double f[3]) {
   if (b == 0) return;
   double r[3];
   double* F = F_body + 6 * b;
@@ -50,9 +22,13 @@ static void add_point_force(const mbs_state* st, double* F_body, int b, const do
   mbs_v3_add(F + 3, F + 3, f);
 }
 
+void mbs_force_add_torque(double* F_body, int b, const double torque[3]) {
+  if (b != 0) mbs_v3_add(F_body + 6 * b, F_body + 6 * b, torque);
+}
+
 // station p_BS of body b: location and velocity in G
-static void station_kinematics(const mbs_state* st, int b, const double p_BS[3], double p[3],
-                               double v[3]) {
+void mbs_force_station(const mbs_state* st, int b, const double p_BS[3], double p[3],
+                       double v[3]) {
   double r[3];
   mbs_m33_vec(r, st->X_GB[b].R, p_BS);
   mbs_v3_add(p, st->X_GB[b].p, r);
@@ -61,6 +37,31 @@ static void station_kinematics(const mbs_state* st, int b, const double p_BS[3],
     mbs_v3_cross(v, V, r);
     mbs_v3_add(v, v, V + 3);
   }
+}
+
+int mbs_force_fail(mbs_state* st, const mbs_force_desc* f, const char* fmt, ...) {
+  char msg[MBS_ERROR_MESSAGE_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  char comp[MBS_ERROR_COMPONENT_LEN];
+  snprintf(comp, sizeof(comp), "force '%s'", f->name);
+  return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__, comp,
+                       "force '%s': %s", f->name, msg);
+}
+
+int mbs_check_force_params(const mbs_system* sys, mbs_state* st) {
+  for (int i = 0; i < sys->nforce; i++) {
+    const mbs_force_desc* f = &sys->force[i];
+    const double* p = st->param + f->param_adr;
+    for (int k = 0; k < f->nparam; k++)
+      if (!isfinite(p[k])) return mbs_force_fail(st, f, "parameter %d is not finite", k);
+    const mbs_force_ops* ops = mbs_force_ops_of(f->type);
+    int rc;
+    if (ops->check && (rc = ops->check(sys, st, f, p))) return rc;
+  }
+  return MBS_OK;
 }
 
 // A spring on coordinate q_k with potential k (q_k - q0)^2 / 2 applies the generalized force
@@ -87,66 +88,149 @@ static void mobility_spring(const mbs_system* sys, const mbs_state* st, const mb
   }
 }
 
+//---------------------------------- basic elements --------------------------------------------
+
+static void gravity_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                          const double* p, double* F_body, double* f_mob) {
+  (void)fd;
+  (void)f_mob;
+  for (int b = 1; b < sys->nbody; b++) {
+    const mbs_rigid_inertia* M = &st->M_G[b];
+    double* F = F_body + 6 * b;
+    const double w[3] = {M->m * p[0], M->m * p[1], M->m * p[2]};
+    mbs_v3_cross_add(F, M->c, w);
+    mbs_v3_add(F + 3, F + 3, w);
+  }
+}
+static double gravity_potential(const mbs_system* sys, const mbs_state* st,
+                                const mbs_force_desc* fd, const double* p) {
+  (void)fd;
+  double e = 0;
+  for (int b = 1; b < sys->nbody; b++) {
+    const mbs_rigid_inertia* M = &st->M_G[b];
+    double c[3];
+    mbs_v3_add(c, st->X_GB[b].p, M->c);
+    e -= M->m * mbs_v3_dot(p, c);
+  }
+  return e;
+}
+
+static void mobility_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                           const double* p, double* F_body, double* f_mob) {
+  (void)sys;
+  (void)st;
+  (void)F_body;
+  f_mob[fd->uindex] += p[0];
+}
+
+static void body_force_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                             const double* p, double* F_body, double* f_mob) {
+  (void)sys;
+  (void)f_mob;
+  double pS[3];
+  mbs_force_station(st, fd->body1, p, pS, NULL);
+  mbs_force_add_point_force(st, F_body, fd->body1, pS, p + 3);
+}
+
+static void body_torque_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                              const double* p, double* F_body, double* f_mob) {
+  (void)sys;
+  (void)st;
+  (void)f_mob;
+  mbs_force_add_torque(F_body, fd->body1, p);
+}
+
+static int two_point_check(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                           const double* p) {
+  (void)sys;
+  if (p[6] < 0) return mbs_force_fail(st, fd, "coefficient %g must not be negative", p[6]);
+  if (fd->type == MBS_FORCE_SPRING && p[7] < 0)
+    return mbs_force_fail(st, fd, "rest length %g must not be negative", p[7]);
+  return MBS_OK;
+}
+static void two_point_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                            const double* p, double* F_body, double* f_mob) {
+  (void)sys;
+  (void)f_mob;
+  double p1[3], p2[3], v1[3], v2[3], d[3];
+  mbs_force_station(st, fd->body1, p, p1, v1);
+  mbs_force_station(st, fd->body2, p + 3, p2, v2);
+  mbs_v3_sub(d, p2, p1);
+  const double L = mbs_v3_norm(d);
+  if (L == 0) return;  // direction undefined: no force
+  mbs_v3_scale(d, d, 1.0 / L);
+  double tension;
+  if (fd->type == MBS_FORCE_SPRING) {
+    tension = p[6] * (L - p[7]);
+  } else {
+    double dv[3];
+    mbs_v3_sub(dv, v2, v1);
+    tension = p[6] * mbs_v3_dot(dv, d);
+  }
+  double f[3];
+  mbs_v3_scale(f, d, tension);  // pulls body 1 toward body 2
+  mbs_force_add_point_force(st, F_body, fd->body1, p1, f);
+  mbs_v3_scale(f, f, -1.0);
+  mbs_force_add_point_force(st, F_body, fd->body2, p2, f);
+}
+static double spring_potential(const mbs_system* sys, const mbs_state* st,
+                               const mbs_force_desc* fd, const double* p) {
+  (void)sys;
+  double p1[3], p2[3], d[3];
+  mbs_force_station(st, fd->body1, p, p1, NULL);
+  mbs_force_station(st, fd->body2, p + 3, p2, NULL);
+  mbs_v3_sub(d, p2, p1);
+  const double s = mbs_v3_norm(d) - p[7];
+  return 0.5 * p[6] * s * s;
+}
+
+static int nonneg_first_check(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                              const double* p) {
+  (void)sys;
+  if (p[0] < 0) return mbs_force_fail(st, fd, "coefficient %g must not be negative", p[0]);
+  return MBS_OK;
+}
+static void mobility_spring_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                                  const double* p, double* F_body, double* f_mob) {
+  (void)F_body;
+  mobility_spring(sys, st, fd, p[0] * (st->q[fd->qindex] - p[1]), f_mob);
+}
+static double mobility_spring_potential(const mbs_system* sys, const mbs_state* st,
+                                        const mbs_force_desc* fd, const double* p) {
+  (void)sys;
+  const double s = st->q[fd->qindex] - p[1];
+  return 0.5 * p[0] * s * s;
+}
+static void mobility_damper_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* fd,
+                                  const double* p, double* F_body, double* f_mob) {
+  (void)sys;
+  (void)F_body;
+  f_mob[fd->uindex] -= p[0] * st->u[fd->uindex];
+}
+
+//---------------------------------- the table --------------------------------------------------
+
+static const mbs_force_ops force_table[MBS_FORCE_TYPE_COUNT] = {
+    [MBS_FORCE_GRAVITY] = {"gravity", NULL, gravity_apply, gravity_potential},
+    [MBS_FORCE_MOBILITY] = {"mobility_force", NULL, mobility_apply, NULL},
+    [MBS_FORCE_BODY_FORCE] = {"body_force", NULL, body_force_apply, NULL},
+    [MBS_FORCE_BODY_TORQUE] = {"body_torque", NULL, body_torque_apply, NULL},
+    [MBS_FORCE_SPRING] = {"spring", two_point_check, two_point_apply, spring_potential},
+    [MBS_FORCE_DAMPER] = {"damper", two_point_check, two_point_apply, NULL},
+    [MBS_FORCE_MOBILITY_SPRING] = {"mobility_spring", nonneg_first_check, mobility_spring_apply,
+                                   mobility_spring_potential},
+    [MBS_FORCE_MOBILITY_DAMPER] = {"mobility_damper", nonneg_first_check, mobility_damper_apply,
+                                   NULL},
+};
+
+const mbs_force_ops* mbs_force_ops_of(mbs_force_type type) { return &force_table[type]; }
+
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob) {
-  const int nb = sys->nbody;
-  memcpy(F_body, st->F_applied, 6 * (size_t)nb * sizeof(double));
+  memcpy(F_body, st->F_applied, 6 * (size_t)sys->nbody * sizeof(double));
   memcpy(f_mob, st->f_applied, (size_t)sys->nu * sizeof(double));
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
-    const double* p = st->param + fd->param_adr;
-    switch (fd->type) {
-      case MBS_FORCE_GRAVITY:
-        for (int b = 1; b < nb; b++) {
-          const mbs_rigid_inertia* M = &st->M_G[b];
-          double* F = F_body + 6 * b;
-          const double w[3] = {M->m * p[0], M->m * p[1], M->m * p[2]};
-          mbs_v3_cross_add(F, M->c, w);
-          mbs_v3_add(F + 3, F + 3, w);
-        }
-        break;
-      case MBS_FORCE_MOBILITY:
-        f_mob[fd->uindex] += p[0];
-        break;
-      case MBS_FORCE_BODY_FORCE: {
-        double pS[3];
-        station_kinematics(st, fd->body1, p, pS, NULL);
-        add_point_force(st, F_body, fd->body1, pS, p + 3);
-        break;
-      }
-      case MBS_FORCE_BODY_TORQUE:
-        if (fd->body1 != 0) mbs_v3_add(F_body + 6 * fd->body1, F_body + 6 * fd->body1, p);
-        break;
-      case MBS_FORCE_SPRING:
-      case MBS_FORCE_DAMPER: {
-        double p1[3], p2[3], v1[3], v2[3], d[3];
-        station_kinematics(st, fd->body1, p, p1, v1);
-        station_kinematics(st, fd->body2, p + 3, p2, v2);
-        mbs_v3_sub(d, p2, p1);
-        const double L = mbs_v3_norm(d);
-        if (L == 0) break;  // direction undefined: no force
-        mbs_v3_scale(d, d, 1.0 / L);
-        double tension;
-        if (fd->type == MBS_FORCE_SPRING) {
-          tension = p[6] * (L - p[7]);
-        } else {
-          double dv[3];
-          mbs_v3_sub(dv, v2, v1);
-          tension = p[6] * mbs_v3_dot(dv, d);
-        }
-        double f[3];
-        mbs_v3_scale(f, d, tension);  // pulls body 1 toward body 2
-        add_point_force(st, F_body, fd->body1, p1, f);
-        mbs_v3_scale(f, f, -1.0);
-        add_point_force(st, F_body, fd->body2, p2, f);
-        break;
-      }
-      case MBS_FORCE_MOBILITY_SPRING:
-        mobility_spring(sys, st, fd, p[0] * (st->q[fd->qindex] - p[1]), f_mob);
-        break;
-      case MBS_FORCE_MOBILITY_DAMPER:
-        f_mob[fd->uindex] -= p[0] * st->u[fd->uindex];
-        break;
-    }
+    force_table[fd->type].apply(sys, st, fd, st->param + fd->param_adr, F_body, f_mob);
   }
   return MBS_OK;
 }
@@ -180,37 +264,8 @@ int mbs_calc_potential_energy(const mbs_system* sys, mbs_state* st, double* pe) 
   double e = 0;
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
-    const double* p = st->param + fd->param_adr;
-    switch (fd->type) {
-      case MBS_FORCE_GRAVITY:
-        for (int b = 1; b < sys->nbody; b++) {
-          const mbs_rigid_inertia* M = &st->M_G[b];
-          double c[3];
-          mbs_v3_add(c, st->X_GB[b].p, M->c);
-          e -= M->m * mbs_v3_dot(p, c);
-        }
-        break;
-      case MBS_FORCE_SPRING: {
-        double p1[3], p2[3], d[3];
-        station_kinematics(st, fd->body1, p, p1, NULL);
-        station_kinematics(st, fd->body2, p + 3, p2, NULL);
-        mbs_v3_sub(d, p2, p1);
-        const double s = mbs_v3_norm(d) - p[7];
-        e += 0.5 * p[6] * s * s;
-        break;
-      }
-      case MBS_FORCE_MOBILITY_SPRING: {
-        const double s = st->q[fd->qindex] - p[1];
-        e += 0.5 * p[0] * s * s;
-        break;
-      }
-      case MBS_FORCE_MOBILITY:
-      case MBS_FORCE_BODY_FORCE:
-      case MBS_FORCE_BODY_TORQUE:
-      case MBS_FORCE_DAMPER:
-      case MBS_FORCE_MOBILITY_DAMPER:
-        break;  // not conservative (or not defined as such): no potential
-    }
+    if (force_table[fd->type].potential)
+      e += force_table[fd->type].potential(sys, st, fd, st->param + fd->param_adr);
   }
   *pe = e;
   return MBS_OK;

@@ -109,15 +109,69 @@ typedef enum mbs_force_type {
   MBS_FORCE_DAMPER,          // params p1[3], p2[3], c
   MBS_FORCE_MOBILITY_SPRING, // params k, q0
   MBS_FORCE_MOBILITY_DAMPER, // params c
+  MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
+
+#define MBS_FORCE_NIARG 8
 
 typedef struct mbs_force_desc {
   mbs_force_type type;
   int body1, body2;
   int qindex, uindex;  // global coordinate / speed for mobility elements
-  int param_adr;
+  int param_adr;       // first parameter in the State's parameter vector
+  int nparam;          // parameters (all must be finite)
+  int iarg[MBS_FORCE_NIARG];  // type-specific integers (functions, geometries, ...); -1 unused
+  int control;         // index into the State's controls, or -1
+  int cache_adr;       // Dynamics-stage cache (reports) in the State's force cache
+  int ncache;
   char* name;
 } mbs_force_desc;
+
+// What a force element type does; one table entry per mbs_force_type (forces.c). Body forces
+// are spatial forces [moment; force] in Ground about each body's origin.
+typedef struct mbs_force_ops {
+  const char* kind;    // e.g. "bushing"
+  // type-specific parameter checks at Instance (finiteness is checked for all); may be NULL
+  int (*check)(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f, const double* p);
+  // add the element's forces at Dynamics; may write its report cache (st->force_cache +
+  // f->cache_adr)
+  void (*apply)(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f, const double* p,
+                double* F_body, double* f_mob);
+  // potential energy [Position]; NULL if the element stores none
+  double (*potential)(const mbs_system* sys, const mbs_state* st, const mbs_force_desc* f,
+                      const double* p);
+} mbs_force_ops;
+
+const mbs_force_ops* mbs_force_ops_of(mbs_force_type type);
+
+// helpers for force elements (forces.c)
+// add a force f (in G) acting at point pS (in G) on body b (Ground ignored)
+void mbs_force_add_point_force(const mbs_state* st, double* F_body, int b, const double pS[3],
+                               const double f[3]);
+// add a torque (in G) on body b (Ground ignored)
+void mbs_force_add_torque(double* F_body, int b, const double torque[3]);
+// station p_BS of body b: location and (if v) velocity in G
+void mbs_force_station(const mbs_state* st, int b, const double p_BS[3], double p[3],
+                       double v[3]);
+// a parameter-check failure naming the force
+int mbs_force_fail(mbs_state* st, const mbs_force_desc* f, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// building force elements (system.c)
+// 0 if the system may still be built, else the status with the message set
+int mbs_system_check_building(mbs_system* sys, const char* func);
+// 0 if body exists, else MBS_ERR_ARGUMENT naming `what`
+int mbs_system_check_body(mbs_system* sys, int body, const char* what);
+// a new force element with np default parameters; named "<kind><index>" until renamed
+int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1,
+                         int body2, const double* params, int np);
+// declare parameters offset..offset+size-1 of force `force` as "/forceset/<name>/<field>"
+int mbs_system_force_param(mbs_system* sys, int force, const char* field, int offset, int size,
+                           const char* unit);
+// reserve n doubles of Dynamics-stage cache (reports) for force `force`
+int mbs_system_force_cache(mbs_system* sys, int force, int n);
+// give force `force` a control (a State variable, default value given); returns its index
+int mbs_system_force_control(mbs_system* sys, int force, double default_value);
 
 // offsets of a constraint's parameters from its param_adr
 enum {
@@ -182,6 +236,10 @@ struct mbs_system {
   // forces
   mbs_force_desc* force;
   int nforce, cap_force;
+  int nforce_cache;        // doubles of force report cache
+  int ncontrol, cap_control;
+  double* control_default; // ncontrol
+  int* control_force;      // ncontrol: the force element each control drives
 
   // parameters
   double* param_default;
@@ -201,7 +259,7 @@ struct mbs_system {
   // State layout, set by finalize
   double* q_default;     // nq
   size_t nvars;          // doubles in the variable block
-  size_t var_q, var_u, var_z, var_param, var_fapp, var_Fapp;
+  size_t var_q, var_u, var_z, var_param, var_fapp, var_Fapp, var_control;
   size_t scratch_bytes;
 };
 
@@ -213,7 +271,7 @@ struct mbs_state {
   int abi_valid;        // articulated inertias (position-dependent, computed on demand)
   mbs_error err;
 
-  // variables: one block [t | q | u | z | param | f_applied | F_applied]
+  // variables: one block [t | q | u | z | param | f_applied | F_applied | controls]
   double* vars;
   double* q;
   double* u;
@@ -221,6 +279,7 @@ struct mbs_state {
   double* param;
   double* f_applied;    // nu
   double* F_applied;    // nbody x 6
+  double* controls;     // ncontrol
 
   // Instance: per body
   mbs_transform* X_PF;
@@ -255,6 +314,7 @@ struct mbs_state {
   // Dynamics
   double* F_body;              // 6 per body: applied body forces incl. gravity
   double* f_mob;               // nu: applied generalized forces
+  double* force_cache;         // force reports (contact force, point, penetration, ...)
 
   // constraints (Instance: which are active and where their equations go)
   int* con_eq;                 // per constraint: first active equation, or -1 if disabled

@@ -63,6 +63,7 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(f_con, nu, double);
   PLACE(F_body, 6 * nb, double);
   PLACE(f_mob, nu, double);
+  PLACE(force_cache, sys->nforce_cache, double);
   PLACE(udot, nu, double);
   PLACE(qdotdot, nq, double);
   PLACE(A_GB, 6 * nb, double);
@@ -80,6 +81,7 @@ static void point_vars(mbs_state* st, const mbs_system* sys) {
   st->param = st->vars + sys->var_param;
   st->f_applied = st->vars + sys->var_fapp;
   st->F_applied = st->vars + sys->var_Fapp;
+  st->controls = st->vars + sys->var_control;
 }
 
 mbs_state* mbs_state_create(const mbs_system* sys) {
@@ -111,6 +113,8 @@ mbs_state* mbs_state_create(const mbs_system* sys) {
   memcpy(st->param, sys->param_default, (size_t)sys->nparam * sizeof(double));
   memset(st->f_applied, 0, (size_t)sys->nu * sizeof(double));
   memset(st->F_applied, 0, 6 * (size_t)sys->nbody * sizeof(double));
+  if (sys->ncontrol)
+    memcpy(st->controls, sys->control_default, (size_t)sys->ncontrol * sizeof(double));
   st->stage = MBS_STAGE_TOPOLOGY;
   return st;
 }
@@ -203,6 +207,11 @@ const double* mbs_state_applied_mobility_forces(const mbs_state* st) { return st
 double* mbs_state_upd_applied_mobility_forces(mbs_state* st) {
   mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
   return st->f_applied;
+}
+const double* mbs_state_controls(const mbs_state* st) { return st->controls; }
+double* mbs_state_upd_controls(mbs_state* st) {
+  mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
+  return st->controls;
 }
 const double* mbs_state_applied_body_forces(const mbs_state* st) { return st->F_applied; }
 double* mbs_state_upd_applied_body_forces(mbs_state* st) {

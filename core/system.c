@@ -126,6 +126,8 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->func);
   for (int i = 0; i < sys->nforce; i++) free(sys->force[i].name);
   free(sys->force);
+  free(sys->control_default);
+  free(sys->control_force);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
   free(sys->con);
   free(sys->param_default);
@@ -487,8 +489,10 @@ void mbs_system_eval_function(const mbs_system* sys, const mbs_state* st, int f,
 
 //---------------------------------- force elements ---------------------------------------------
 
-static int add_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1, int body2,
-                     const double* params, int np) {
+int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1,
+                         int body2, const double* params, int np) {
+  int rc = check_building(sys, __func__);
+  if (rc) return rc;
   if (!GROW(sys->force, sys->cap_force, sys->nforce + 1)) return no_memory(sys, __func__);
   char* name = format_string("%s%d", kind, sys->nforce);
   if (!name) return no_memory(sys, __func__);
@@ -498,19 +502,104 @@ static int add_force(mbs_system* sys, mbs_force_type type, const char* kind, int
     return no_memory(sys, __func__);
   }
   mbs_force_desc* f = &sys->force[sys->nforce];
+  memset(f, 0, sizeof(*f));
   f->type = type;
   f->body1 = body1;
   f->body2 = body2;
   f->qindex = f->uindex = -1;
   f->param_adr = padr;
+  f->nparam = np;
+  for (int i = 0; i < MBS_FORCE_NIARG; i++) f->iarg[i] = -1;
+  f->control = -1;
+  f->cache_adr = -1;
   f->name = name;
   return sys->nforce++;
+}
+
+int mbs_system_force_param(mbs_system* sys, int force, const char* field, int offset, int size,
+                           const char* unit) {
+  const mbs_force_desc* f = &sys->force[force];
+  if (!add_param_block(sys, format_string("/forceset/%s/%s", f->name, field),
+                       f->param_adr + offset, size, unit))
+    return no_memory(sys, __func__);
+  return MBS_OK;
+}
+
+int mbs_system_force_cache(mbs_system* sys, int force, int n) {
+  sys->force[force].cache_adr = sys->nforce_cache;
+  sys->force[force].ncache = n;
+  sys->nforce_cache += n;
+  return MBS_OK;
+}
+
+int mbs_system_force_control(mbs_system* sys, int force, double default_value) {
+  const int n = sys->ncontrol;
+  int cap = sys->cap_control;
+  if (!GROW(sys->control_default, cap, n + 1)) return no_memory(sys, __func__);
+  if (!GROW(sys->control_force, sys->cap_control, n + 1)) return no_memory(sys, __func__);
+  sys->control_default[n] = default_value;
+  sys->control_force[n] = force;
+  sys->force[force].control = n;
+  sys->ncontrol = n + 1;
+  return n;
+}
+
+int mbs_system_check_building(mbs_system* sys, const char* func) {
+  return check_building(sys, func);
 }
 
 static int check_body(mbs_system* sys, int body, const char* what) {
   if (body < 0 || body >= sys->nbody)
     return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, what, "%s: body %d does not exist (0..%d)",
                     what, body, sys->nbody - 1);
+  return MBS_OK;
+}
+
+int mbs_system_check_body(mbs_system* sys, int body, const char* what) {
+  return check_body(sys, body, what);
+}
+
+static int add_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1, int body2,
+                     const double* params, int np) {
+  return mbs_system_new_force(sys, type, kind, body1, body2, params, np);
+}
+
+int mbs_system_set_force_name(mbs_system* sys, int force, const char* name) {
+  int rc = check_building(sys, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce)
+    return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, "force", "force %d does not exist (0..%d)",
+                    force, sys->nforce - 1);
+  if (!name || !*name || strchr(name, '/'))
+    return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, sys->force[force].name,
+                    "force '%s': a name must not be empty or contain '/'",
+                    sys->force[force].name);
+  for (int i = 0; i < sys->nforce; i++)
+    if (i != force && strcmp(sys->force[i].name, name) == 0)
+      return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, name, "force '%s': the name is taken", name);
+  char* old_prefix = format_string("/forceset/%s/", sys->force[force].name);
+  char* nn = dup_string(name);
+  if (!old_prefix || !nn) {
+    free(old_prefix);
+    free(nn);
+    return no_memory(sys, __func__);
+  }
+  const size_t lp = strlen(old_prefix);
+  for (int i = 0; i < sys->npblock; i++) {
+    mbs_param_info* b = &sys->pblock[i];
+    if (strncmp(b->path, old_prefix, lp) != 0) continue;
+    char* path = format_string("/forceset/%s/%s", name, b->path + lp);
+    if (!path) {
+      free(old_prefix);
+      free(nn);
+      return no_memory(sys, __func__);
+    }
+    free((char*)b->path);
+    b->path = path;
+  }
+  free(old_prefix);
+  free(sys->force[force].name);
+  sys->force[force].name = nn;
   return MBS_OK;
 }
 
@@ -676,14 +765,15 @@ int mbs_system_finalize(mbs_system* sys) {
       ops->default_q(&c, sys->q_default + sys->body_qadr[b]);
     }
   }
-  // variable block: [t | q | u | z | param | f_applied | F_applied]
+  // variable block: [t | q | u | z | param | f_applied | F_applied | controls]
   sys->var_q = 1;
   sys->var_u = sys->var_q + (size_t)sys->nq;
   sys->var_z = sys->var_u + (size_t)sys->nu;
   sys->var_param = sys->var_z + (size_t)sys->nz;
   sys->var_fapp = sys->var_param + (size_t)sys->nparam;
   sys->var_Fapp = sys->var_fapp + (size_t)sys->nu;
-  sys->nvars = sys->var_Fapp + 6 * (size_t)sys->nbody;
+  sys->var_control = sys->var_Fapp + 6 * (size_t)sys->nbody;
+  sys->nvars = sys->var_control + (size_t)sys->ncontrol;
   // scratch: room for several per-body spatial arrays and a dense nu x nu matrix, and for the
   // constraint solvers (m x m and m x nu matrices, LAPACK workspaces)
   const size_t m = (size_t)sys->mcon, nu = (size_t)sys->nu;
@@ -702,6 +792,22 @@ int mbs_system_nbody(const mbs_system* sys) { return sys->nbody; }
 int mbs_system_nq(const mbs_system* sys) { return sys->nq; }
 int mbs_system_nu(const mbs_system* sys) { return sys->nu; }
 int mbs_system_nparam(const mbs_system* sys) { return sys->nparam; }
+const char* mbs_force_name(const mbs_system* sys, int force) {
+  return force >= 0 && force < sys->nforce ? sys->force[force].name : NULL;
+}
+const char* mbs_force_kind(const mbs_system* sys, int force) {
+  return force >= 0 && force < sys->nforce ? mbs_force_ops_of(sys->force[force].type)->kind
+                                           : NULL;
+}
+int mbs_force_find(const mbs_system* sys, const char* name) {
+  for (int i = 0; name && i < sys->nforce; i++)
+    if (strcmp(sys->force[i].name, name) == 0) return i;
+  return -1;
+}
+int mbs_system_ncontrol(const mbs_system* sys) { return sys->ncontrol; }
+int mbs_control_force(const mbs_system* sys, int control) {
+  return control >= 0 && control < sys->ncontrol ? sys->control_force[control] : -1;
+}
 int mbs_system_nforce(const mbs_system* sys) { return sys->nforce; }
 
 static int valid_body(const mbs_system* sys, int b) { return b >= 0 && b < sys->nbody; }

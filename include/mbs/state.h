@@ -83,6 +83,12 @@ double* mbs_state_upd_applied_mobility_forces(mbs_state* st);         // invalid
 const double* mbs_state_applied_body_forces(const mbs_state* st);
 double* mbs_state_upd_applied_body_forces(mbs_state* st);             // invalidates Dynamics
 
+// Controls of the actuators (one each, in the order the actuators were added; see
+// mbs_system_ncontrol); they start at the actuators' default controls. An actuator given a
+// control function of time uses that instead.
+const double* mbs_state_controls(const mbs_state* st);
+double* mbs_state_upd_controls(mbs_state* st);                        // invalidates Dynamics
+
 // Normalize quaternions in q (they may drift during integration); no physical effect.
 void mbs_state_normalize_q(const mbs_system* sys, mbs_state* st);
 

@@ -84,6 +84,10 @@ int mbs_system_add_mobility_spring(mbs_system* sys, int body, int axis, double k
 // damper on speed `axis` of a body's mobilizer: f = -c u
 int mbs_system_add_mobility_damper(mbs_system* sys, int body, int axis, double c);
 
+// Rename force element `force` (names start as "<kind><index>", e.g. "spring3"); its parameter
+// paths follow ("/forceset/<name>/..."). Names are unique and contain no '/'.
+int mbs_system_set_force_name(mbs_system* sys, int force, const char* name);
+
 // Lay out the State and freeze the system. After this, nothing may be added.
 int mbs_system_finalize(mbs_system* sys);
 
@@ -96,6 +100,12 @@ int mbs_system_nq(const mbs_system* sys);
 int mbs_system_nu(const mbs_system* sys);
 int mbs_system_nparam(const mbs_system* sys);  // instance parameters held by a State
 int mbs_system_nforce(const mbs_system* sys);
+const char* mbs_force_name(const mbs_system* sys, int force);
+const char* mbs_force_kind(const mbs_system* sys, int force);  // e.g. "spring", "bushing"
+int mbs_force_find(const mbs_system* sys, const char* name);   // -1 if unknown
+// actuator controls (State variables, see mbs_state_controls)
+int mbs_system_ncontrol(const mbs_system* sys);
+int mbs_control_force(const mbs_system* sys, int control);     // the actuator it drives
 
 const char* mbs_body_name(const mbs_system* sys, int body);
 int mbs_body_find(const mbs_system* sys, const char* name);  // -1 if unknown

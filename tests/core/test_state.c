@@ -255,10 +255,36 @@ static void test_copies_and_allocation(void) {
   mbs_system_destroy(sys);
 }
 
+static void test_force_names(void) {
+  mbs_system* sys = mbs_system_create("names");
+  mbs_body_spec b = mbs_body_spec_default("bob", 0, MBS_MOB_SLIDER);
+  b.mass = 2;
+  mbs_system_add_body(sys, &b);
+  const double o[3] = {0, 0, 0};
+  const int k = mbs_system_add_spring(sys, 0, o, 1, o, 100, 0.5);
+  const int d = mbs_system_add_damper(sys, 0, o, 1, o, 3);
+  EXPECT_TRUE(k >= 0 && d >= 0);
+  EXPECT_TRUE(strcmp(mbs_force_kind(sys, k), "spring") == 0);
+  EXPECT_OK(mbs_system_set_force_name(sys, k, "suspension"));
+  EXPECT_EQ_INT(mbs_system_set_force_name(sys, d, "suspension"), MBS_ERR_ARGUMENT);
+  EXPECT_EQ_INT(mbs_system_set_force_name(sys, d, "a/b"), MBS_ERR_ARGUMENT);
+  EXPECT_OK(mbs_system_finalize(sys));
+  EXPECT_EQ_INT(mbs_force_find(sys, "suspension"), k);
+  EXPECT_TRUE(mbs_system_find_param(sys, "/forceset/suspension/stiffness") != NULL);
+  EXPECT_TRUE(mbs_system_find_param(sys, "/forceset/spring0/stiffness") == NULL);
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/forceset/suspension/stiffness", 0, -1));
+  EXPECT_EQ_INT(mbs_realize_dynamics(sys, st), MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(mbs_state_error(st)->message, "suspension") != NULL);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
 int main(void) {
   test_stages();
   test_parameters();
   test_building_errors();
   test_copies_and_allocation();
+  test_force_names();
   return mbs_test_finish("test_state");
 }
