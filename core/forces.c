@@ -210,27 +210,47 @@ static void mobility_damper_apply(const mbs_system* sys, mbs_state* st, const mb
 
 //---------------------------------- the table --------------------------------------------------
 
-static const mbs_force_ops force_table[MBS_FORCE_TYPE_COUNT] = {
-    [MBS_FORCE_GRAVITY] = {"gravity", NULL, gravity_apply, gravity_potential},
-    [MBS_FORCE_MOBILITY] = {"mobility_force", NULL, mobility_apply, NULL},
-    [MBS_FORCE_BODY_FORCE] = {"body_force", NULL, body_force_apply, NULL},
-    [MBS_FORCE_BODY_TORQUE] = {"body_torque", NULL, body_torque_apply, NULL},
-    [MBS_FORCE_SPRING] = {"spring", two_point_check, two_point_apply, spring_potential},
-    [MBS_FORCE_DAMPER] = {"damper", two_point_check, two_point_apply, NULL},
-    [MBS_FORCE_MOBILITY_SPRING] = {"mobility_spring", nonneg_first_check, mobility_spring_apply,
-                                   mobility_spring_potential},
-    [MBS_FORCE_MOBILITY_DAMPER] = {"mobility_damper", nonneg_first_check, mobility_damper_apply,
-                                   NULL},
+static const mbs_force_ops gravity_ops = {"gravity", NULL, gravity_apply, gravity_potential};
+static const mbs_force_ops mobility_ops = {"mobility_force", NULL, mobility_apply, NULL};
+static const mbs_force_ops body_force_ops = {"body_force", NULL, body_force_apply, NULL};
+static const mbs_force_ops body_torque_ops = {"body_torque", NULL, body_torque_apply, NULL};
+static const mbs_force_ops spring_ops = {"spring", two_point_check, two_point_apply,
+                                         spring_potential};
+static const mbs_force_ops damper_ops = {"damper", two_point_check, two_point_apply, NULL};
+static const mbs_force_ops mobility_spring_ops = {"mobility_spring", nonneg_first_check,
+                                                  mobility_spring_apply,
+                                                  mobility_spring_potential};
+static const mbs_force_ops mobility_damper_ops = {"mobility_damper", nonneg_first_check,
+                                                  mobility_damper_apply, NULL};
+
+static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
+    [MBS_FORCE_GRAVITY] = &gravity_ops,
+    [MBS_FORCE_MOBILITY] = &mobility_ops,
+    [MBS_FORCE_BODY_FORCE] = &body_force_ops,
+    [MBS_FORCE_BODY_TORQUE] = &body_torque_ops,
+    [MBS_FORCE_SPRING] = &spring_ops,
+    [MBS_FORCE_DAMPER] = &damper_ops,
+    [MBS_FORCE_MOBILITY_SPRING] = &mobility_spring_ops,
+    [MBS_FORCE_MOBILITY_DAMPER] = &mobility_damper_ops,
+    [MBS_FORCE_BUSHING] = &mbs_bushing_ops,
+    [MBS_FORCE_COORDINATE_LIMIT] = &mbs_coordinate_limit_ops,
+    [MBS_FORCE_SPRING_GENERALIZED] = &mbs_spring_generalized_ops,
+    [MBS_FORCE_EXTERNAL] = &mbs_external_force_ops,
+    [MBS_FORCE_COORDINATE_ACTUATOR] = &mbs_coordinate_actuator_ops,
+    [MBS_FORCE_POINT_ACTUATOR] = &mbs_point_actuator_ops,
+    [MBS_FORCE_TORQUE_ACTUATOR] = &mbs_torque_actuator_ops,
+    [MBS_FORCE_HUNT_CROSSLEY] = &mbs_hunt_crossley_ops,
+    [MBS_FORCE_ELASTIC_FOUNDATION] = &mbs_elastic_foundation_ops,
 };
 
-const mbs_force_ops* mbs_force_ops_of(mbs_force_type type) { return &force_table[type]; }
+const mbs_force_ops* mbs_force_ops_of(mbs_force_type type) { return force_table[type]; }
 
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob) {
   memcpy(F_body, st->F_applied, 6 * (size_t)sys->nbody * sizeof(double));
   memcpy(f_mob, st->f_applied, (size_t)sys->nu * sizeof(double));
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
-    force_table[fd->type].apply(sys, st, fd, st->param + fd->param_adr, F_body, f_mob);
+    force_table[fd->type]->apply(sys, st, fd, st->param + fd->param_adr, F_body, f_mob);
   }
   return MBS_OK;
 }
@@ -264,8 +284,8 @@ int mbs_calc_potential_energy(const mbs_system* sys, mbs_state* st, double* pe) 
   double e = 0;
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
-    if (force_table[fd->type].potential)
-      e += force_table[fd->type].potential(sys, st, fd, st->param + fd->param_adr);
+    if (force_table[fd->type]->potential)
+      e += force_table[fd->type]->potential(sys, st, fd, st->param + fd->param_adr);
   }
   *pe = e;
   return MBS_OK;

@@ -109,6 +109,15 @@ typedef enum mbs_force_type {
   MBS_FORCE_DAMPER,          // params p1[3], p2[3], c
   MBS_FORCE_MOBILITY_SPRING, // params k, q0
   MBS_FORCE_MOBILITY_DAMPER, // params c
+  MBS_FORCE_BUSHING,             // force_elements.c
+  MBS_FORCE_COORDINATE_LIMIT,    // force_elements.c
+  MBS_FORCE_SPRING_GENERALIZED,  // force_elements.c
+  MBS_FORCE_EXTERNAL,            // force_elements.c
+  MBS_FORCE_COORDINATE_ACTUATOR, // force_elements.c
+  MBS_FORCE_POINT_ACTUATOR,      // force_elements.c
+  MBS_FORCE_TORQUE_ACTUATOR,     // force_elements.c
+  MBS_FORCE_HUNT_CROSSLEY,       // contact.c
+  MBS_FORCE_ELASTIC_FOUNDATION,  // contact.c
   MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
 
@@ -144,6 +153,19 @@ typedef struct mbs_force_ops {
 
 const mbs_force_ops* mbs_force_ops_of(mbs_force_type type);
 
+// the operations of the element types defined outside forces.c
+extern const mbs_force_ops mbs_bushing_ops, mbs_coordinate_limit_ops,
+    mbs_spring_generalized_ops, mbs_external_force_ops, mbs_coordinate_actuator_ops,
+    mbs_point_actuator_ops, mbs_torque_actuator_ops;                    // force_elements.c
+extern const mbs_force_ops mbs_hunt_crossley_ops, mbs_elastic_foundation_ops;  // contact.c
+
+// contact geometry and contact-force data owned by the System (contact.c)
+struct mbs_contact_data;
+void mbs_contact_data_free(struct mbs_contact_data* c);
+// called by mbs_system_finalize before the State is laid out (may reserve parameters and
+// force caches); MBS_OK when there is no contact
+int mbs_contact_finalize(mbs_system* sys);
+
 // helpers for force elements (forces.c)
 // add a force f (in G) acting at point pS (in G) on body b (Ground ignored)
 void mbs_force_add_point_force(const mbs_state* st, double* F_body, int b, const double pS[3],
@@ -162,6 +184,17 @@ int mbs_force_fail(mbs_state* st, const mbs_force_desc* f, const char* fmt, ...)
 int mbs_system_check_building(mbs_system* sys, const char* func);
 // 0 if body exists, else MBS_ERR_ARGUMENT naming `what`
 int mbs_system_check_body(mbs_system* sys, int body, const char* what);
+// instance parameters: reserve n (defaults may be NULL: zeros); returns the first index or a
+// negative status
+int mbs_system_add_params(mbs_system* sys, const double* defaults, int n);
+// name parameters index..index+size-1 with `path` (taken over, freed on failure); MBS_OK or
+// a negative status
+int mbs_system_add_param_path(mbs_system* sys, char* path, int index, int size,
+                              const char* unit);
+// malloc'ed printf
+char* mbs_format_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// set the system's error to "out of memory" and return its status
+int mbs_system_no_memory(mbs_system* sys, const char* func);
 // a new force element with np default parameters; named "<kind><index>" until renamed
 int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1,
                          int body2, const double* params, int np);
@@ -240,6 +273,7 @@ struct mbs_system {
   int ncontrol, cap_control;
   double* control_default; // ncontrol
   int* control_force;      // ncontrol: the force element each control drives
+  struct mbs_contact_data* contact;  // contact geometry and contact forces (contact.c), or NULL
 
   // parameters
   double* param_default;

@@ -128,6 +128,7 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->force);
   free(sys->control_default);
   free(sys->control_force);
+  mbs_contact_data_free(sys->contact);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
   free(sys->con);
   free(sys->param_default);
@@ -544,6 +545,32 @@ int mbs_system_force_control(mbs_system* sys, int force, double default_value) {
   return n;
 }
 
+int mbs_system_add_params(mbs_system* sys, const double* defaults, int n) {
+  const int adr = add_params(sys, defaults, n);
+  return adr < 0 ? no_memory(sys, __func__) : adr;
+}
+
+int mbs_system_add_param_path(mbs_system* sys, char* path, int index, int size,
+                              const char* unit) {
+  return add_param_block(sys, path, index, size, unit) ? MBS_OK : no_memory(sys, __func__);
+}
+
+char* mbs_format_string(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char* r = malloc((size_t)n + 1);
+  if (!r) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(r, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+int mbs_system_no_memory(mbs_system* sys, const char* func) { return no_memory(sys, func); }
+
 int mbs_system_check_building(mbs_system* sys, const char* func) {
   return check_building(sys, func);
 }
@@ -737,6 +764,7 @@ int mbs_system_add_mobility_damper(mbs_system* sys, int body, int axis, double c
 int mbs_system_finalize(mbs_system* sys) {
   int rc = check_building(sys, __func__);
   if (rc) return rc;
+  if ((rc = mbs_contact_finalize(sys))) return rc;
   // per-body pools, D^-1 blocks, children
   int npool = 0, ndi = 0;
   for (int b = 0; b < sys->nbody; b++) sys->body_nchild[b] = 0;

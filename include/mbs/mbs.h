@@ -3,6 +3,8 @@
 #define MBS_MBS_H_
 
 #include "mbs/constraint.h"
+#include "mbs/contact.h"
+#include "mbs/force.h"
 #include "mbs/dynamics.h"
 #include "mbs/function.h"
 #include "mbs/integrate.h"
