@@ -19,6 +19,7 @@ int mbs_function_param_count(mbs_function_type type, int n) {
     case MBS_FUNC_SIMM_SPLINE: return 2 * n;
     case MBS_FUNC_MULTIPLIER: return 1;
     case MBS_FUNC_SINE: return 4;
+    case MBS_FUNC_PIECEWISE_LINEAR: return 2 * n;
     case MBS_FUNC_COUNT: break;
   }
   return 0;
@@ -73,7 +74,9 @@ int mbs_function_prepare(mbs_function_type type, int n, const double* param, dou
   if (type == MBS_FUNC_POLYNOMIAL && n < 1)
     return MBS_FAIL(err, MBS_ERR_PARAMETER, component,
                     "%s: a polynomial needs at least one coefficient", component);
-  if (type != MBS_FUNC_NATURAL_CUBIC_SPLINE && type != MBS_FUNC_SIMM_SPLINE) return MBS_OK;
+  if (type != MBS_FUNC_NATURAL_CUBIC_SPLINE && type != MBS_FUNC_SIMM_SPLINE &&
+      type != MBS_FUNC_PIECEWISE_LINEAR)
+    return MBS_OK;
 
   const double* x = param;
   const double* y = param + n;
@@ -86,6 +89,7 @@ int mbs_function_prepare(mbs_function_type type, int n, const double* param, dou
                       "%s: spline knots must increase strictly (x[%d] = %g, x[%d] = %g)",
                       component, i, x[i], i + 1, x[i + 1]);
 
+  if (type == MBS_FUNC_PIECEWISE_LINEAR) return MBS_OK;
   double* b = cache;
   double* c = cache + n;
   double* d = cache + 2 * n;
@@ -194,6 +198,21 @@ void mbs_function_eval(mbs_function_type type, int n, const double* param, const
       d[0] = a * sn + param[3];
       d[1] = a * w * cs;
       d[2] = -a * w * w * sn;
+      return;
+    }
+    case MBS_FUNC_PIECEWISE_LINEAR: {
+      const double* xs = param;
+      const double* ys = param + n;
+      int lo = 0, hi = n - 1;  // the segment [x[lo], x[lo+1]] holding x (end ones outside)
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (x < xs[mid]) hi = mid;
+        else lo = mid;
+      }
+      const double slope = (ys[lo + 1] - ys[lo]) / (xs[lo + 1] - xs[lo]);
+      d[0] = ys[lo] + slope * (x - xs[lo]);
+      d[1] = slope;
+      d[2] = 0;
       return;
     }
     case MBS_FUNC_MULTIPLIER:

@@ -387,7 +387,8 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
       break;
     case MBS_FUNC_NATURAL_CUBIC_SPLINE:
     case MBS_FUNC_SIMM_SPLINE:
-      if (n < 2 || !s->x || !s->y) FUNC_FAIL("%s: a spline needs at least 2 points", comp);
+    case MBS_FUNC_PIECEWISE_LINEAR:
+      if (n < 2 || !s->x || !s->y) FUNC_FAIL("%s: needs at least 2 points", comp);
       break;
     case MBS_FUNC_MULTIPLIER:
       if (s->inner < 0 || s->inner >= sys->nfunc)
@@ -402,7 +403,8 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
     free(name);
     return no_memory(sys, __func__);
   }
-  if (s->type == MBS_FUNC_NATURAL_CUBIC_SPLINE || s->type == MBS_FUNC_SIMM_SPLINE) {
+  if (s->type == MBS_FUNC_NATURAL_CUBIC_SPLINE || s->type == MBS_FUNC_SIMM_SPLINE ||
+      s->type == MBS_FUNC_PIECEWISE_LINEAR) {
     memcpy(defaults, s->x, (size_t)n * sizeof(double));
     memcpy(defaults + n, s->y, (size_t)n * sizeof(double));
   } else if (s->type == MBS_FUNC_MULTIPLIER) {
@@ -446,6 +448,7 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
       break;
     case MBS_FUNC_NATURAL_CUBIC_SPLINE:
     case MBS_FUNC_SIMM_SPLINE:
+    case MBS_FUNC_PIECEWISE_LINEAR:
       ok = add_param_block(sys, format_string("/functions/%s/x", name), padr, n, "") &&
            add_param_block(sys, format_string("/functions/%s/y", name), padr + n, n, "");
       break;

@@ -24,6 +24,8 @@ typedef enum mbs_function_type {
   MBS_FUNC_MULTIPLIER,           // f = scale * inner(x)                      params [scale]
   MBS_FUNC_SINE,                 // f = amplitude sin(omega x + phase) + offset (OpenSim Sine)
                                  //                         params [amplitude, omega, phase, offset]
+  MBS_FUNC_PIECEWISE_LINEAR,     // straight lines between points, continued past the ends
+                                 // (OpenSim PiecewiseLinearFunction)        params [x..., y...]
   MBS_FUNC_COUNT
 } mbs_function_type;
 
@@ -34,8 +36,8 @@ typedef struct mbs_function_spec {
   int n;                 // number of coefficients (polynomial) or points (splines)
   const double* coefs;   // constant: [value]; linear: [slope, intercept]; polynomial: n values;
                          // sine: [amplitude, omega, phase, offset]
-  const double* x;       // splines: n strictly increasing knots
-  const double* y;       // splines: n values
+  const double* x;       // splines, piecewise linear: n strictly increasing knots
+  const double* y;       // splines, piecewise linear: n values
   double scale;          // multiplier
   int inner;             // multiplier: index of the function it scales (added earlier)
 } mbs_function_spec;

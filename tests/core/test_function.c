@@ -410,7 +410,28 @@ static void test_sine(void) {
   }
 }
 
+// piecewise linear: the straight line between the bracketing points, the end segments
+// continued outside; duplicate knots rejected
+static void test_piecewise_linear(void) {
+  const double prm[8] = {-1, 0, 2, 5, 3, 1, 4, -2};  // x = -1 0 2 5, y = 3 1 4 -2
+  double d[3];
+  EXPECT_OK(mbs_function_prepare(MBS_FUNC_PIECEWISE_LINEAR, 4, prm, NULL, &err, "pl"));
+  const double xs[6] = {-3, -1, -0.5, 1, 3.5, 7};
+  const double want[6] = {3 + (-2) * (-2), 3, 2, 2.5, 1, -2 + (-2) * 2};
+  const double slope[6] = {-2, -2, -2, 1.5, -2, -2};
+  for (int i = 0; i < 6; i++) {
+    mbs_function_eval(MBS_FUNC_PIECEWISE_LINEAR, 4, prm, NULL, xs[i], d);
+    EXPECT_NEAR(d[0], want[i], 1e-15);
+    EXPECT_NEAR(d[1], slope[i], 1e-15);
+    EXPECT_NEAR(d[2], 0, 0);
+  }
+  const double bad[6] = {0, 1, 1, 0, 1, 2};
+  EXPECT_EQ_INT(mbs_function_prepare(MBS_FUNC_PIECEWISE_LINEAR, 3, bad, NULL, &err, "pl"),
+                MBS_ERR_PARAMETER);
+}
+
 int main(void) {
+  test_piecewise_linear();
   test_sine();
   test_counts();
   test_simple();
