@@ -121,7 +121,7 @@ typedef enum mbs_force_type {
   MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
 
-#define MBS_FORCE_NIARG 8
+#define MBS_FORCE_NIARG 12
 
 typedef struct mbs_force_desc {
   mbs_force_type type;
