@@ -854,6 +854,9 @@ int mbs_body_find(const mbs_system* sys, const char* name) {
 int mbs_body_parent(const mbs_system* sys, int b) {
   return valid_body(sys, b) ? sys->body_parent[b] : -1;
 }
+const char* mbs_body_mobilizer_name(const mbs_system* sys, int body) {
+  return body >= 0 && body < sys->nbody ? sys->mob_name[body] : NULL;
+}
 mbs_mobilizer_type mbs_body_mobilizer(const mbs_system* sys, int b) {
   return valid_body(sys, b) ? sys->body_mob[b] : MBS_MOB_WELD;
 }

@@ -111,6 +111,7 @@ const char* mbs_body_name(const mbs_system* sys, int body);
 int mbs_body_find(const mbs_system* sys, const char* name);  // -1 if unknown
 int mbs_body_parent(const mbs_system* sys, int body);
 mbs_mobilizer_type mbs_body_mobilizer(const mbs_system* sys, int body);
+const char* mbs_body_mobilizer_name(const mbs_system* sys, int body);  // the joint's name
 int mbs_body_qadr(const mbs_system* sys, int body);  // first coordinate in q
 int mbs_body_nq(const mbs_system* sys, int body);
 int mbs_body_uadr(const mbs_system* sys, int body);  // first speed in u
