@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "demo.h"
+#include "model_cmd.h"
 #include "mbs/mbs.h"
 
 static void usage(FILE* f) {
@@ -20,6 +21,14 @@ static void usage(FILE* f) {
           "                       euler, rk4, semi_explicit_euler, verlet)\n"
           "                     --accuracy A (1e-6)  --step S (fixed-step integrators, 1e-4)\n"
           "                     --report S (0.01)\n"
+          "  model info MODEL.osim\n"
+          "            bodies, coordinates with ranges, constraints, forces, muscles, mass, DOFs\n"
+          "  model accel MODEL.osim --states FILE\n"
+          "            forward dynamics at given states: each line of FILE holds the coordinate\n"
+          "            values (model order, rad and m) then the speeds; prints the accelerations\n"
+          "  simulate MODEL.osim --duration T --out FILE.sto [--accuracy A (1e-3)]\n"
+          "            [--integrator NAME (rk_merson)] [--report S (0.01)]\n"
+          "            forward simulation from the default pose; writes an OpenSim states file\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);
@@ -88,6 +97,8 @@ int main(int argc, char** argv) {
   }
   const char* cmd = argv[1];
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 2, argv + 2);
+  if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
+  if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("mbstudy %s\n", MBS_VERSION_STRING);
     return 0;

@@ -43,6 +43,7 @@ int mbs_system_add_contact_geometry(mbs_system* sys, const mbs_contact_geometry_
 int mbs_system_ncontact_geometry(const mbs_system* sys);
 int mbs_contact_geometry_find(const mbs_system* sys, const char* name);  // -1 if unknown
 const char* mbs_contact_geometry_name(const mbs_system* sys, int geometry);
+int mbs_contact_geometry_type(const mbs_system* sys, int geometry);  // mbs_geometry_type, -1
 
 // The material of one geometry within a contact force (OpenSim ContactParameters).
 typedef struct mbs_contact_surface {
@@ -59,11 +60,24 @@ typedef struct mbs_contact_surface {
 // bodies that the force knows how to collide (sphere-halfspace, sphere-sphere,
 // ellipsoid-halfspace) is checked; parameters of a pair combine by Appendix A's rules.
 // transition_velocity (m/s, > 0) shapes the Stribeck friction curve. Returns the force index.
+// Stiffness is the plane-strain modulus E itself (OpenSim's HuntCrossleyForce "stiffness";
+// Simbody raises it to the power 2/3 inside). Friction follows Simbody's HuntCrossleyForce:
+// mu = min(v/vt, 1) (mu_d + 2 (mu_s - mu_d) / (1 + (v/vt)^2)) + mu_v v, coefficients of a
+// pair combined as 2 mu1 mu2 / (mu1 + mu2) (details in core/contact.c). Meshes are refused;
+// other pairs (ellipsoid-sphere, ...) are not collided. Parameters: /forceset/<force>/
+// transition_velocity and /forceset/<force>/<geometry>/{stiffness, dissipation,
+// static_friction, dynamic_friction, viscous_friction}; geometry: /contactgeometryset/<name>/
+// {location, orientation, radius, radii}.
 int mbs_system_add_hunt_crossley(mbs_system* sys, const mbs_contact_surface* surfaces, int n,
                                  double transition_velocity);
 // Elastic foundation contact: each mesh among the surfaces against each other surface on
 // another body; one spring per mesh face (force stiffness * area * depth), with the same
 // dissipation and friction laws. Returns the force index.
+// The mesh's stiffness is exactly OpenSim's ElasticFoundationForce "stiffness" (N/m^3). The
+// other surface (a half-space or a sphere; meshes and ellipsoids are refused) is rigid when
+// its stiffness is 0, which is what OpenSim and Simbody do with every non-mesh geometry (so
+// give it 0 to reproduce them); with stiffness k2 > 0 the two layers act in series,
+// k = k1 k2 / (k1 + k2) (the paper's EFM combining rule).
 int mbs_system_add_elastic_foundation(mbs_system* sys, const mbs_contact_surface* surfaces,
                                       int n, double transition_velocity);
 

@@ -1,0 +1,1902 @@
+// Reading OpenSim 4.x models (.osim) into an mbs_system.
+//
+// The document is parsed with libxml2, then read in passes: frames (Ground, bodies, the
+// PhysicalOffsetFrames of joints, forces and bodies) are collected with their socket paths;
+// joints are ordered from Ground outward so that every parent comes before its child; bodies
+// and mobilizers are added in that order; then functions, constraints, contact geometry, forces
+// and actuators, markers; finally the system is finalized. Socket paths are resolved as
+// OpenSim does: an absolute path from the model ("/bodyset/femur_r"), or a path relative to the
+// component that owns the socket ("femur_r_offset", "../femur_r"), with a search by name as
+// the last resort.
+#include "mbs/osim.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/constraint.h"
+#include "mbs/contact.h"
+#include "mbs/dynamics.h"
+#include "mbs/force.h"
+#include "mbs/mesh.h"
+#include "mbs/spatial.h"
+
+//---------------------------------- the model --------------------------------------------------
+
+typedef struct frame_rec {
+  char* path;          // absolute component path, e.g. "/jointset/knee_r/femur_r_offset"
+  char* parent;        // socket_parent as written (offset frames), else NULL
+  char* owner;         // path of the component owning the socket, for relative paths
+  int body;            // body record for a body frame; -1 for ground; -2 for offset frames
+  double angles[3], p[3];
+  int line;
+  int state;           // 0 unresolved, 1 resolving, 2 resolved
+  int res_body;        // resolved: body record (-1 = Ground)
+  mbs_transform X;     // resolved: the frame in its body
+} frame_rec;
+
+typedef struct body_rec {
+  char* name;
+  xmlNodePtr node;
+  int line;
+  int sys;             // index in the system once added, 0 for none yet
+} body_rec;
+
+typedef struct joint_rec {
+  char* name;
+  const char* kind;
+  xmlNodePtr node;
+  int line;
+  int parent_frame, child_frame;
+  int done;
+} joint_rec;
+
+struct mbs_osim_model {
+  char* path;
+  char* dir;
+  char* name;
+  int version;
+  mbs_system* sys;
+  // coordinates
+  mbs_osim_coordinate* coord;
+  int ncoord, cap_coord;
+  // records, markers, warnings
+  mbs_osim_record* rec;
+  int nrec, cap_rec, nmuscle;
+  mbs_osim_marker* marker;
+  int nmarker, cap_marker;
+  char** warning;
+  int nwarning, cap_warning;
+  // strings and arrays owned by the model
+  void** pool;
+  int npool, cap_pool;
+  // reading state
+  frame_rec* frame;
+  int nframe, cap_frame;
+  body_rec* body;
+  int nbody, cap_body;
+  joint_rec* joint;
+  int njoint, cap_joint;
+  mbs_error* err;
+};
+
+static int grow(void** p, int* cap, int need, size_t size) {
+  if (need <= *cap) return 1;
+  int c = *cap ? *cap : 8;
+  while (c < need) c *= 2;
+  void* q = realloc(*p, (size_t)c * size);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+#define GROW(arr, cap, need) grow((void**)&(arr), &(cap), (need), sizeof(*(arr)))
+
+// keep a malloc'ed block until the model is freed
+static void* keep(mbs_osim_model* m, void* p) {
+  if (!p) return NULL;
+  if (!GROW(m->pool, m->cap_pool, m->npool + 1)) {
+    free(p);
+    return NULL;
+  }
+  m->pool[m->npool++] = p;
+  return p;
+}
+
+static char* dup_str(const char* s) {
+  if (!s) return NULL;
+  const size_t n = strlen(s);
+  char* r = malloc(n + 1);
+  if (r) memcpy(r, s, n + 1);
+  return r;
+}
+
+static char* fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+static char* fmt(const char* f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  const int n = vsnprintf(NULL, 0, f, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char* r = malloc((size_t)n + 1);
+  if (!r) return NULL;
+  va_start(ap, f);
+  vsnprintf(r, (size_t)n + 1, f, ap);
+  va_end(ap);
+  return r;
+}
+
+static const char* base_name(const char* path) {
+  const char* s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+// an error naming the file, the line and the component
+static int fail_at(mbs_osim_model* m, int line, const char* kind, const char* name, int code,
+                   const char* f, ...) __attribute__((format(printf, 6, 7)));
+static int fail_at(mbs_osim_model* m, int line, const char* kind, const char* name, int code,
+                   const char* f, ...) {
+  char msg[MBS_ERROR_MESSAGE_LEN];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(msg, sizeof(msg), f, ap);
+  va_end(ap);
+  char comp[MBS_ERROR_COMPONENT_LEN];
+  snprintf(comp, sizeof(comp), "%s '%s'", kind ? kind : "", name ? name : "");
+  if (kind)
+    return mbs_error_set(m->err, code, "mbs_osim_read", line, comp, "%s:%d: %s '%s': %s",
+                         base_name(m->path), line, kind, name ? name : "", msg);
+  return mbs_error_set(m->err, code, "mbs_osim_read", line, base_name(m->path), "%s:%d: %s",
+                       base_name(m->path), line, msg);
+}
+
+static void warn_at(mbs_osim_model* m, int line, const char* kind, const char* name,
+                    const char* f, ...) __attribute__((format(printf, 5, 6)));
+static void warn_at(mbs_osim_model* m, int line, const char* kind, const char* name,
+                    const char* f, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(msg, sizeof(msg), f, ap);
+  va_end(ap);
+  char* w = fmt("%s:%d: %s '%s': %s", base_name(m->path), line, kind, name ? name : "", msg);
+  if (!w || !GROW(m->warning, m->cap_warning, m->nwarning + 1)) {
+    free(w);
+    return;
+  }
+  m->warning[m->nwarning++] = w;
+}
+
+// a system error, with the file and line of the element being built
+static int sys_fail(mbs_osim_model* m, int line, const char* kind, const char* name) {
+  const mbs_error* e = mbs_system_error(m->sys);
+  return fail_at(m, line, kind, name, e->code ? e->code : MBS_ERR_INTERNAL, "%s", e->message);
+}
+
+//---------------------------------- XML helpers ------------------------------------------------
+
+static int is_elem(xmlNodePtr n) { return n && n->type == XML_ELEMENT_NODE; }
+static int line_of(xmlNodePtr n) { return n ? (int)xmlGetLineNo(n) : 0; }
+static const char* tag(xmlNodePtr n) { return (const char*)n->name; }
+
+static xmlNodePtr child(xmlNodePtr n, const char* name) {
+  if (!n) return NULL;
+  for (xmlNodePtr c = n->children; c; c = c->next)
+    if (is_elem(c) && strcmp(tag(c), name) == 0) return c;
+  return NULL;
+}
+
+// the first element child (any name)
+static xmlNodePtr first_elem(xmlNodePtr n) {
+  if (!n) return NULL;
+  for (xmlNodePtr c = n->children; c; c = c->next)
+    if (is_elem(c)) return c;
+  return NULL;
+}
+
+// the text of an element, trimmed, kept by the model ("" if empty; NULL if n is NULL)
+static const char* text_of(mbs_osim_model* m, xmlNodePtr n) {
+  if (!n) return NULL;
+  xmlChar* t = xmlNodeGetContent(n);
+  const char* s = t ? (const char*)t : "";
+  while (isspace((unsigned char)*s)) s++;
+  size_t len = strlen(s);
+  while (len > 0 && isspace((unsigned char)s[len - 1])) len--;
+  char* r = malloc(len + 1);
+  if (r) {
+    memcpy(r, s, len);
+    r[len] = 0;
+  }
+  xmlFree(t);
+  return keep(m, r);
+}
+
+static const char* keep_name(mbs_osim_model* m, xmlNodePtr n) {
+  xmlChar* a = xmlGetProp(n, (const xmlChar*)"name");
+  char* r = dup_str(a ? (const char*)a : "");
+  xmlFree(a);
+  return keep(m, r);
+}
+
+// parse exactly `count` numbers from the text of child `field` of n (OpenSim writes "Inf",
+// "-Inf" and "NaN" too); returns 0 and sets the error when absent or malformed
+static int read_numbers(mbs_osim_model* m, xmlNodePtr n, const char* field, double* out,
+                        int count, const char* kind, const char* name) {
+  xmlNodePtr c = child(n, field);
+  if (!c)
+    return fail_at(m, line_of(n), kind, name, MBS_ERR_PARSE, "<%s> is missing", field), 0;
+  const char* s = text_of(m, c);
+  if (!s) return fail_at(m, line_of(c), kind, name, MBS_ERR_NO_MEMORY, "out of memory"), 0;
+  const char* p = s;
+  for (int i = 0; i < count; i++) {
+    char* end;
+    errno = 0;
+    const double v = strtod(p, &end);
+    if (end == p)
+      return fail_at(m, line_of(c), kind, name, MBS_ERR_PARSE,
+                     "<%s> needs %d number%s, got '%s'", field, count, count > 1 ? "s" : "", s),
+             0;
+    out[i] = v;
+    p = end;
+  }
+  while (isspace((unsigned char)*p)) p++;
+  if (*p)
+    return fail_at(m, line_of(c), kind, name, MBS_ERR_PARSE,
+                   "<%s> needs %d number%s, got '%s'", field, count, count > 1 ? "s" : "", s),
+           0;
+  return 1;
+}
+
+// like read_numbers, with a default when the field is absent
+static int read_numbers_or(mbs_osim_model* m, xmlNodePtr n, const char* field, double* out,
+                           int count, const double* dflt, const char* kind, const char* name) {
+  if (!child(n, field)) {
+    for (int i = 0; i < count; i++) out[i] = dflt[i];
+    return 1;
+  }
+  return read_numbers(m, n, field, out, count, kind, name);
+}
+
+static int read_number_or(mbs_osim_model* m, xmlNodePtr n, const char* field, double* out,
+                          double dflt, const char* kind, const char* name) {
+  return read_numbers_or(m, n, field, out, 1, &dflt, kind, name);
+}
+
+// a list of numbers of any length (at least `min`); the array is kept by the model
+static double* read_list(mbs_osim_model* m, xmlNodePtr c, int* count, const char* kind,
+                         const char* name) {
+  const char* s = text_of(m, c);
+  int cap = 0, n = 0;
+  double* v = NULL;
+  const char* p = s ? s : "";
+  for (;;) {
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p) break;
+    char* end;
+    const double x = strtod(p, &end);
+    if (end == p) {
+      free(v);
+      fail_at(m, line_of(c), kind, name, MBS_ERR_PARSE, "<%s>: '%.40s' is not a number",
+              tag(c), p);
+      return NULL;
+    }
+    if (!GROW(v, cap, n + 1)) {
+      free(v);
+      fail_at(m, line_of(c), kind, name, MBS_ERR_NO_MEMORY, "out of memory");
+      return NULL;
+    }
+    v[n++] = x;
+    p = end;
+  }
+  *count = n;
+  if (!v) v = malloc(sizeof(double));
+  return keep(m, v);
+}
+
+// true/false (also 1/0); missing: dflt
+static int read_bool(mbs_osim_model* m, xmlNodePtr n, const char* field, int dflt) {
+  const char* s = text_of(m, child(n, field));
+  if (!s || !*s) return dflt;
+  if (!strcmp(s, "true") || !strcmp(s, "1")) return 1;
+  if (!strcmp(s, "false") || !strcmp(s, "0")) return 0;
+  warn_at(m, line_of(child(n, field)), tag(n), base_name(s), "<%s>%s</%s> is not true/false; "
+          "using %s", field, s, field, dflt ? "true" : "false");
+  return dflt;
+}
+
+//---------------------------------- paths and frames -------------------------------------------
+
+// join and normalize a socket path against its owner ("a/b" + "../c" -> "a/c")
+static char* resolve_path(const char* owner, const char* rel) {
+  char* joined = rel[0] == '/' ? dup_str(rel) : fmt("%s/%s", owner ? owner : "", rel);
+  if (!joined) return NULL;
+  // split into segments, drop "." and apply ".."
+  char* out = malloc(strlen(joined) + 2);
+  if (!out) {
+    free(joined);
+    return NULL;
+  }
+  size_t len = 0;
+  out[0] = 0;
+  char* save = NULL;
+  for (char* seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+    if (!strcmp(seg, ".") || !*seg) continue;
+    if (!strcmp(seg, "..")) {
+      while (len > 0 && out[len - 1] != '/') len--;
+      if (len > 0) len--;  // the slash
+      out[len] = 0;
+      continue;
+    }
+    out[len++] = '/';
+    strcpy(out + len, seg);
+    len += strlen(seg);
+  }
+  if (len == 0) {
+    out[0] = '/';
+    out[1] = 0;
+  }
+  free(joined);
+  return out;
+}
+
+static int find_frame_path(mbs_osim_model* m, const char* path) {
+  for (int i = 0; i < m->nframe; i++)
+    if (!strcmp(m->frame[i].path, path)) return i;
+  return -1;
+}
+
+// a frame by socket text relative to `owner`; -1 when not found (no error set)
+static int find_frame(mbs_osim_model* m, const char* owner, const char* socket) {
+  if (!socket || !*socket) return -1;
+  char* p = resolve_path(owner, socket);
+  if (!p) return -1;
+  int f = find_frame_path(m, p);
+  free(p);
+  if (f >= 0) return f;
+  // OpenSim 4.0 files also name frames by a path relative to the model, or by name alone
+  p = resolve_path("", socket);
+  if (p) {
+    f = find_frame_path(m, p);
+    free(p);
+    if (f >= 0) return f;
+  }
+  const char* want = base_name(socket);
+  int found = -1, count = 0;
+  for (int i = 0; i < m->nframe; i++)
+    if (!strcmp(base_name(m->frame[i].path), want)) {
+      found = i;
+      count++;
+    }
+  if (count == 1) return found;
+  if (!strcmp(want, "ground")) return 0;
+  return -1;
+}
+
+static int add_frame(mbs_osim_model* m, char* path, char* owner, const char* parent, int body,
+                     const double angles[3], const double p[3], int line) {
+  if (!path || !GROW(m->frame, m->cap_frame, m->nframe + 1)) {
+    free(path);
+    free(owner);
+    return -1;
+  }
+  frame_rec* f = &m->frame[m->nframe];
+  memset(f, 0, sizeof(*f));
+  f->path = keep(m, path);
+  f->owner = keep(m, owner);
+  f->parent = parent ? keep(m, dup_str(parent)) : NULL;
+  f->body = body;
+  if (angles) memcpy(f->angles, angles, sizeof(f->angles));
+  if (p) memcpy(f->p, p, sizeof(f->p));
+  f->line = line;
+  return m->nframe++;
+}
+
+// offset frames inside <frames> or <components> of a component at `owner_path`
+static int collect_offset_frames(mbs_osim_model* m, xmlNodePtr list, const char* owner_path) {
+  if (!list) return MBS_OK;
+  for (xmlNodePtr c = list->children; c; c = c->next) {
+    if (!is_elem(c)) continue;
+    if (strcmp(tag(c), "PhysicalOffsetFrame") != 0) continue;
+    const char* nm = keep_name(m, c);
+    double ang[3], p[3];
+    static const double zero[3] = {0, 0, 0};
+    if (!read_numbers_or(m, c, "orientation", ang, 3, zero, "PhysicalOffsetFrame", nm) ||
+        !read_numbers_or(m, c, "translation", p, 3, zero, "PhysicalOffsetFrame", nm))
+      return m->err->code;
+    const char* parent = text_of(m, child(c, "socket_parent"));
+    if (!parent || !*parent)
+      return fail_at(m, line_of(c), "PhysicalOffsetFrame", nm, MBS_ERR_PARSE,
+                     "<socket_parent> is missing");
+    char* path = fmt("%s/%s", owner_path, nm);
+    // a frame's socket path is relative to the frame itself
+    if (add_frame(m, path, dup_str(path), parent, -2, ang, p, line_of(c)) < 0)
+      return fail_at(m, line_of(c), "PhysicalOffsetFrame", nm, MBS_ERR_NO_MEMORY,
+                     "out of memory");
+    // frames may own frames
+    int rc = collect_offset_frames(m, child(c, "components"), m->frame[m->nframe - 1].path);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+static int resolve_frame(mbs_osim_model* m, int f) {
+  frame_rec* fr = &m->frame[f];
+  if (fr->state == 2) return MBS_OK;
+  if (fr->state == 1)
+    return fail_at(m, fr->line, "PhysicalOffsetFrame", base_name(fr->path), MBS_ERR_PARSE,
+                   "frames refer to each other in a circle");
+  if (fr->body != -2) {  // Ground or a body
+    fr->res_body = fr->body;
+    mbs_tf_identity(&fr->X);
+    fr->state = 2;
+    return MBS_OK;
+  }
+  fr->state = 1;
+  // a frame's socket_parent is relative to the frame (".." is its owner); OpenSim 4.0 files
+  // often write the owner-relative form, which find_frame also tries
+  int par = find_frame(m, fr->owner, fr->parent);
+  if (par < 0) {
+    char* up = resolve_path(fr->owner, "..");
+    par = up ? find_frame(m, up, fr->parent) : -1;
+    free(up);
+  }
+  if (par < 0)
+    return fail_at(m, fr->line, "PhysicalOffsetFrame", base_name(fr->path), MBS_ERR_PARSE,
+                   "socket_parent '%s' is not a frame of the model", fr->parent);
+  int rc = resolve_frame(m, par);
+  if (rc) return rc;
+  fr = &m->frame[f];
+  mbs_transform X_PO;
+  mbs_tf_from_xyz(&X_PO, fr->angles, fr->p);
+  mbs_tf_mul(&fr->X, &m->frame[par].X, &X_PO);
+  fr->res_body = m->frame[par].res_body;
+  fr->state = 2;
+  return MBS_OK;
+}
+
+// a socket naming a frame: resolved body record (-1 Ground) and the frame in that body
+static int socket_frame(mbs_osim_model* m, const char* owner, xmlNodePtr n, const char* field,
+                        const char* kind, const char* name, int* body, mbs_transform* X) {
+  xmlNodePtr c = child(n, field);
+  const char* s = text_of(m, c);
+  if (!s || !*s)
+    return fail_at(m, line_of(c ? c : n), kind, name, MBS_ERR_PARSE, "<%s> is missing", field);
+  const int f = find_frame(m, owner, s);
+  if (f < 0)
+    return fail_at(m, line_of(c), kind, name, MBS_ERR_PARSE,
+                   "<%s>%s</%s> is not a frame of the model", field, s, field);
+  int rc = resolve_frame(m, f);
+  if (rc) return rc;
+  *body = m->frame[f].res_body;
+  if (X) *X = m->frame[f].X;
+  return MBS_OK;
+}
+
+// the system index of a body record (-1 = Ground)
+static int sys_body(mbs_osim_model* m, int rec) { return rec < 0 ? 0 : m->body[rec].sys; }
+
+// a body given by name or path (older elements such as PointActuator's <body>)
+static int body_by_name(mbs_osim_model* m, const char* s) {
+  if (!s || !*s) return -2;
+  const char* b = base_name(s);
+  if (!strcmp(b, "ground")) return -1;
+  for (int i = 0; i < m->nbody; i++)
+    if (!strcmp(m->body[i].name, b)) return i;
+  return -2;
+}
+
+static void frame_spec_of(const mbs_transform* X, mbs_frame_spec* f) {
+  mbs_rot_to_body_xyz(f->angles, X->R);
+  memcpy(f->p, X->p, sizeof(f->p));
+}
+
+//---------------------------------- functions --------------------------------------------------
+
+// Add the OpenSim function element `fn` (Constant, LinearFunction, PolynomialFunction,
+// SimmSpline, NaturalCubicSpline, GCVSpline, PiecewiseLinearFunction, MultiplierFunction) as
+// function `fname`; returns its index or a negative status.
+static int add_function(mbs_osim_model* m, xmlNodePtr fn, const char* fname, const char* kind,
+                        const char* name) {
+  if (!fn)
+    return fail_at(m, 0, kind, name, MBS_ERR_PARSE, "a function is missing");
+  const char* t = tag(fn);
+  mbs_function_spec s;
+  memset(&s, 0, sizeof(s));
+  s.name = fname;
+  s.inner = -1;
+  double coef[4];
+  int n = 0, nx = 0, ny = 0;
+  if (!strcmp(t, "Constant")) {
+    if (!read_numbers(m, fn, "value", coef, 1, kind, name)) return m->err->code;
+    s.type = MBS_FUNC_CONSTANT;
+    s.coefs = coef;
+  } else if (!strcmp(t, "LinearFunction")) {
+    if (!read_numbers(m, fn, "coefficients", coef, 2, kind, name)) return m->err->code;
+    s.type = MBS_FUNC_LINEAR;
+    s.coefs = coef;
+  } else if (!strcmp(t, "PolynomialFunction")) {
+    xmlNodePtr c = child(fn, "coefficients");
+    if (!c) return fail_at(m, line_of(fn), kind, name, MBS_ERR_PARSE, "<coefficients> missing");
+    const double* v = read_list(m, c, &n, kind, name);
+    if (!v) return m->err->code;
+    s.type = MBS_FUNC_POLYNOMIAL;
+    s.n = n;
+    s.coefs = v;
+  } else if (!strcmp(t, "SimmSpline") || !strcmp(t, "NaturalCubicSpline") ||
+             !strcmp(t, "GCVSpline") || !strcmp(t, "PiecewiseLinearFunction")) {
+    xmlNodePtr cx = child(fn, "x"), cy = child(fn, "y");
+    if (!cx || !cy)
+      return fail_at(m, line_of(fn), kind, name, MBS_ERR_PARSE, "%s needs <x> and <y>", t);
+    s.x = read_list(m, cx, &nx, kind, name);
+    s.y = s.x ? read_list(m, cy, &ny, kind, name) : NULL;
+    if (!s.x || !s.y) return m->err->code;
+    if (nx != ny)
+      return fail_at(m, line_of(fn), kind, name, MBS_ERR_PARSE,
+                     "%s has %d x values and %d y values", t, nx, ny);
+    s.n = nx;
+    if (!strcmp(t, "SimmSpline")) s.type = MBS_FUNC_SIMM_SPLINE;
+    else if (!strcmp(t, "PiecewiseLinearFunction")) s.type = MBS_FUNC_PIECEWISE_LINEAR;
+    else s.type = MBS_FUNC_NATURAL_CUBIC_SPLINE;
+    if (!strcmp(t, "GCVSpline"))
+      warn_at(m, line_of(fn), kind, name,
+              "GCVSpline is interpolated by a natural cubic spline through its points");
+    if (nx == 1) {  // a single point: a constant, as OpenSim evaluates it
+      s.type = MBS_FUNC_CONSTANT;
+      coef[0] = s.y[0];
+      s.coefs = coef;
+      s.n = 0;
+    }
+  } else if (!strcmp(t, "MultiplierFunction")) {
+    xmlNodePtr inner = first_elem(child(fn, "function"));
+    char* iname = fmt("%s.inner", fname);
+    const int in = add_function(m, inner, keep(m, iname), kind, name);
+    if (in < 0) return in;
+    double scale;
+    if (!read_number_or(m, fn, "scale", &scale, 1.0, kind, name)) return m->err->code;
+    s.type = MBS_FUNC_MULTIPLIER;
+    s.inner = in;
+    s.scale = scale;
+  } else if (!strcmp(t, "Sine")) {
+    double a, w, ph, off;
+    if (!read_number_or(m, fn, "amplitude", &a, 1, kind, name) ||
+        !read_number_or(m, fn, "omega", &w, 1, kind, name) ||
+        !read_number_or(m, fn, "phase", &ph, 0, kind, name) ||
+        !read_number_or(m, fn, "offset", &off, 0, kind, name))
+      return m->err->code;
+    coef[0] = a;
+    coef[1] = w;
+    coef[2] = ph;
+    coef[3] = off;
+    s.type = MBS_FUNC_SINE;
+    s.coefs = coef;
+  } else {
+    return fail_at(m, line_of(fn), kind, name, MBS_ERR_TOPOLOGY,
+                   "function type %s is not supported", t);
+  }
+  const int id = mbs_system_add_function(m->sys, &s);
+  if (id < 0) return sys_fail(m, line_of(fn), kind, name);
+  return id;
+}
+
+//---------------------------------- bodies and joints ------------------------------------------
+
+typedef struct joint_type {
+  const char* kind;
+  mbs_mobilizer_type mob;
+  int ncoord;  // -1: any (CustomJoint)
+} joint_type;
+
+static const joint_type joint_types[] = {
+    {"WeldJoint", MBS_MOB_WELD, 0},          {"PinJoint", MBS_MOB_PIN, 1},
+    {"SliderJoint", MBS_MOB_SLIDER, 1},      {"UniversalJoint", MBS_MOB_UNIVERSAL, 2},
+    {"GimbalJoint", MBS_MOB_GIMBAL, 3},      {"BallJoint", MBS_MOB_BALL_XYZ, 3},
+    {"FreeJoint", MBS_MOB_FREE_XYZ, 6},      {"PlanarJoint", MBS_MOB_PLANAR, 3},
+    {"EllipsoidJoint", MBS_MOB_ELLIPSOID_XYZ, 3}, {"CustomJoint", MBS_MOB_FUNCTION, -1},
+};
+
+static const joint_type* joint_type_of(const char* kind) {
+  for (size_t i = 0; i < sizeof(joint_types) / sizeof(joint_types[0]); i++)
+    if (!strcmp(joint_types[i].kind, kind)) return &joint_types[i];
+  return NULL;
+}
+
+static int collect_bodies(mbs_osim_model* m, xmlNodePtr model) {
+  // Ground first: frame 0
+  xmlNodePtr ground = child(model, "Ground");
+  if (add_frame(m, dup_str("/ground"), dup_str("/ground"), NULL, -1, NULL, NULL,
+                line_of(ground ? ground : model)) != 0)
+    return fail_at(m, line_of(model), NULL, NULL, MBS_ERR_NO_MEMORY, "out of memory");
+  if (ground) {
+    int rc = collect_offset_frames(m, child(ground, "components"), "/ground");
+    if (rc) return rc;
+  }
+  xmlNodePtr objs = child(child(model, "BodySet"), "objects");
+  for (xmlNodePtr b = objs ? objs->children : NULL; b; b = b->next) {
+    if (!is_elem(b)) continue;
+    if (strcmp(tag(b), "Body") != 0) {
+      warn_at(m, line_of(b), tag(b), "", "not a Body; ignored");
+      continue;
+    }
+    if (!GROW(m->body, m->cap_body, m->nbody + 1))
+      return fail_at(m, line_of(b), "Body", "", MBS_ERR_NO_MEMORY, "out of memory");
+    body_rec* r = &m->body[m->nbody];
+    r->name = (char*)keep_name(m, b);
+    r->node = b;
+    r->line = line_of(b);
+    r->sys = 0;
+    if (!r->name || !*r->name)
+      return fail_at(m, r->line, "Body", "", MBS_ERR_PARSE, "a body has no name");
+    for (int i = 0; i < m->nbody; i++)
+      if (!strcmp(m->body[i].name, r->name))
+        return fail_at(m, r->line, "Body", r->name, MBS_ERR_PARSE,
+                       "a body of that name exists (line %d)", m->body[i].line);
+    char* path = fmt("/bodyset/%s", r->name);
+    if (add_frame(m, path, path ? dup_str(path) : NULL, NULL, m->nbody, NULL, NULL, r->line) < 0)
+      return fail_at(m, r->line, "Body", r->name, MBS_ERR_NO_MEMORY, "out of memory");
+    m->nbody++;
+    int rc = collect_offset_frames(m, child(b, "components"), m->frame[m->nframe - 1].path);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+static int collect_joints(mbs_osim_model* m, xmlNodePtr model) {
+  xmlNodePtr objs = child(child(model, "JointSet"), "objects");
+  for (xmlNodePtr j = objs ? objs->children : NULL; j; j = j->next) {
+    if (!is_elem(j)) continue;
+    const char* nm = keep_name(m, j);
+    if (!joint_type_of(tag(j)))
+      return fail_at(m, line_of(j), tag(j), nm, MBS_ERR_TOPOLOGY,
+                     "joint type %s is not supported (supported: WeldJoint, PinJoint, "
+                     "SliderJoint, UniversalJoint, GimbalJoint, BallJoint, FreeJoint, "
+                     "PlanarJoint, EllipsoidJoint, CustomJoint)", tag(j));
+    char* path = fmt("/jointset/%s", nm);
+    if (!keep(m, path)) return fail_at(m, line_of(j), tag(j), nm, MBS_ERR_NO_MEMORY, "memory");
+    int rc = collect_offset_frames(m, child(j, "frames"), path);
+    if (rc) return rc;
+    if (!GROW(m->joint, m->cap_joint, m->njoint + 1))
+      return fail_at(m, line_of(j), tag(j), nm, MBS_ERR_NO_MEMORY, "out of memory");
+    joint_rec* r = &m->joint[m->njoint++];
+    memset(r, 0, sizeof(*r));
+    r->name = (char*)nm;
+    r->kind = (const char*)j->name;
+    r->node = j;
+    r->line = line_of(j);
+    r->parent_frame = r->child_frame = -1;
+  }
+  // sockets, once all frames are known
+  for (int i = 0; i < m->njoint; i++) {
+    joint_rec* r = &m->joint[i];
+    char* owner = fmt("/jointset/%s", r->name);
+    if (!keep(m, owner)) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_NO_MEMORY, "memory");
+    const char* fields[2] = {"socket_parent_frame", "socket_child_frame"};
+    for (int k = 0; k < 2; k++) {
+      xmlNodePtr c = child(r->node, fields[k]);
+      const char* s = text_of(m, c);
+      if (!s || !*s)
+        return fail_at(m, r->line, r->kind, r->name, MBS_ERR_PARSE, "<%s> is missing",
+                       fields[k]);
+      const int f = find_frame(m, owner, s);
+      if (f < 0)
+        return fail_at(m, line_of(c), r->kind, r->name, MBS_ERR_PARSE,
+                       "<%s>%s</%s> is not a frame of the model", fields[k], s, fields[k]);
+      int rc = resolve_frame(m, f);
+      if (rc) return rc;
+      if (k == 0) r->parent_frame = f;
+      else r->child_frame = f;
+    }
+    if (m->frame[r->child_frame].res_body < 0)
+      return fail_at(m, r->line, r->kind, r->name, MBS_ERR_TOPOLOGY,
+                     "the child frame is on Ground; reversed joints are not supported");
+  }
+  return MBS_OK;
+}
+
+static int add_coordinate(mbs_osim_model* m, xmlNodePtr c, const char* joint, int body, int axis,
+                          mbs_osim_motion motion) {
+  if (!GROW(m->coord, m->cap_coord, m->ncoord + 1))
+    return fail_at(m, line_of(c), "Coordinate", "", MBS_ERR_NO_MEMORY, "out of memory");
+  mbs_osim_coordinate* k = &m->coord[m->ncoord];
+  memset(k, 0, sizeof(*k));
+  k->name = keep_name(m, c);
+  k->joint = joint;
+  k->body = body;
+  k->axis = axis;
+  k->motion = motion;
+  static const double range0[2] = {-INFINITY, INFINITY};
+  if (!read_number_or(m, c, "default_value", &k->default_value, 0, "Coordinate", k->name) ||
+      !read_number_or(m, c, "default_speed_value", &k->default_speed, 0, "Coordinate",
+                      k->name) ||
+      !read_numbers_or(m, c, "range", k->range, 2, range0, "Coordinate", k->name))
+    return m->err->code;
+  for (int i = 0; i < m->ncoord; i++)
+    if (!strcmp(m->coord[i].name, k->name))
+      return fail_at(m, line_of(c), "Coordinate", k->name, MBS_ERR_PARSE,
+                     "a coordinate of that name exists (joint '%s')", m->coord[i].joint);
+  k->clamped = read_bool(m, c, "clamped", 0);
+  k->locked = read_bool(m, c, "locked", 0);
+  k->prescribed = read_bool(m, c, "prescribed", 0);
+  m->ncoord++;
+  return MBS_OK;
+}
+
+// the coordinates of a joint (their Coordinate elements, in order)
+static int joint_coordinates(xmlNodePtr j, xmlNodePtr* out, int max) {
+  int n = 0;
+  xmlNodePtr list = child(j, "coordinates");
+  for (xmlNodePtr c = list ? list->children : NULL; c; c = c->next)
+    if (is_elem(c) && !strcmp(tag(c), "Coordinate")) {
+      if (n < max) out[n] = c;
+      n++;
+    }
+  return n;
+}
+
+// CustomJoint: the spatial transform as a function-based mobilizer
+static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int nc,
+                        mbs_function_mobilizer* fm, mbs_osim_motion* motion) {
+  xmlNodePtr st = child(r->node, "SpatialTransform");
+  if (!st) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_PARSE, "<SpatialTransform> missing");
+  memset(fm, 0, sizeof(*fm));
+  fm->ncoord = nc;
+  int used_rot[6] = {0}, used_tr[6] = {0};
+  static const char* axes[6] = {"rotation1", "rotation2", "rotation3",
+                                "translation1", "translation2", "translation3"};
+  for (int a = 0; a < 6; a++) {
+    xmlNodePtr ta = NULL;
+    for (xmlNodePtr c = st->children; c; c = c->next) {
+      if (!is_elem(c) || strcmp(tag(c), "TransformAxis") != 0) continue;
+      xmlChar* an = xmlGetProp(c, (const xmlChar*)"name");
+      const int hit = an && !strcmp((const char*)an, axes[a]);
+      xmlFree(an);
+      if (hit) {
+        ta = c;
+        break;
+      }
+    }
+    mbs_spatial_axis* sa = a < 3 ? &fm->rotation[a] : &fm->translation[a - 3];
+    static const double unit[6][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+                                      {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    if (!ta) {  // absent: no motion about/along a default axis
+      memcpy(sa->axis, unit[a], sizeof(sa->axis));
+      mbs_function_spec z = {MBS_FUNC_CONSTANT, NULL, 0, (const double[]){0}, NULL, NULL, 0, -1};
+      char* fname = keep(m, fmt("%s/%s", r->name, axes[a]));
+      z.name = fname;
+      sa->function = mbs_system_add_function(m->sys, &z);
+      sa->coord = -1;
+      if (sa->function < 0) return sys_fail(m, r->line, r->kind, r->name);
+      continue;
+    }
+    if (!read_numbers(m, ta, "axis", sa->axis, 3, r->kind, r->name)) return m->err->code;
+    const char* cn = text_of(m, child(ta, "coordinates"));
+    sa->coord = -1;
+    if (cn && *cn) {
+      if (strchr(cn, ' '))
+        return fail_at(m, line_of(ta), r->kind, r->name, MBS_ERR_TOPOLOGY,
+                       "%s depends on several coordinates (%s); one is supported", axes[a], cn);
+      for (int k = 0; k < nc; k++) {
+        xmlChar* kn = xmlGetProp(coords[k], (const xmlChar*)"name");
+        const int hit = kn && !strcmp((const char*)kn, cn);
+        xmlFree(kn);
+        if (hit) sa->coord = k;
+      }
+      if (sa->coord < 0)
+        return fail_at(m, line_of(ta), r->kind, r->name, MBS_ERR_PARSE,
+                       "%s uses coordinate '%s', which is not one of the joint's", axes[a], cn);
+      if (a < 3) used_rot[sa->coord] = 1;
+      else used_tr[sa->coord] = 1;
+    }
+    xmlNodePtr fn = child(ta, "function");
+    fn = fn ? first_elem(fn) : NULL;
+    if (!fn) {  // OpenSim 4 writes the function element directly, named "function"
+      for (xmlNodePtr c = ta->children; c; c = c->next)
+        if (is_elem(c) && strcmp(tag(c), "coordinates") && strcmp(tag(c), "axis")) {
+          fn = c;
+          break;
+        }
+    }
+    if (!fn) {  // no function: identity in the coordinate (OpenSim's default is linear 1 0)
+      if (sa->coord < 0) {
+        mbs_function_spec z = {MBS_FUNC_CONSTANT, NULL, 0, (const double[]){0}, NULL, NULL, 0, -1};
+        z.name = keep(m, fmt("%s/%s", r->name, axes[a]));
+        sa->function = mbs_system_add_function(m->sys, &z);
+      } else {
+        mbs_function_spec l = {MBS_FUNC_LINEAR, NULL, 0, (const double[]){1, 0}, NULL, NULL, 0, -1};
+        l.name = keep(m, fmt("%s/%s", r->name, axes[a]));
+        sa->function = mbs_system_add_function(m->sys, &l);
+      }
+      if (sa->function < 0) return sys_fail(m, line_of(ta), r->kind, r->name);
+      continue;
+    }
+    sa->function = add_function(m, fn, keep(m, fmt("%s/%s", r->name, axes[a])), r->kind,
+                                r->name);
+    if (sa->function < 0) return sa->function;
+  }
+  for (int k = 0; k < nc; k++)
+    motion[k] = used_rot[k] && used_tr[k] ? MBS_OSIM_COUPLED
+                : used_tr[k]              ? MBS_OSIM_TRANSLATIONAL
+                                          : MBS_OSIM_ROTATIONAL;
+  return MBS_OK;
+}
+
+// OpenSim replaces an inertia that is not physical by a sphere's with the same norm of the
+// moments (|(Ixx, Iyy, Izz)| / sqrt 3 each) and warns; models with such bodies were released
+static void physical_inertia(mbs_osim_model* m, const body_rec* b, double I[6]) {
+  double J[9];
+  mbs_inertia_from_moments(J, I);
+  if (mbs_inertia_is_physical(J)) return;
+  const double d = sqrt(I[0] * I[0] + I[1] * I[1] + I[2] * I[2]) / sqrt(3.0);
+  warn_at(m, b->line, "Body", b->name,
+          "inertia (%g %g %g %g %g %g) is not physical; replaced by (%g %g %g 0 0 0) as "
+          "OpenSim does", I[0], I[1], I[2], I[3], I[4], I[5], d, d, d);
+  I[0] = I[1] = I[2] = d;
+  I[3] = I[4] = I[5] = 0;
+}
+
+static int add_body_for_joint(mbs_osim_model* m, joint_rec* r) {
+  const joint_type* jt = joint_type_of(r->kind);
+  const frame_rec* pf = &m->frame[r->parent_frame];
+  const frame_rec* cf = &m->frame[r->child_frame];
+  body_rec* b = &m->body[cf->res_body];
+  xmlNodePtr coords[6];
+  const int nc = joint_coordinates(r->node, coords, 6);
+  if (nc > 6)
+    return fail_at(m, r->line, r->kind, r->name, MBS_ERR_PARSE, "%d coordinates (at most 6)", nc);
+  if (jt->ncoord >= 0 && nc != jt->ncoord)
+    return fail_at(m, r->line, r->kind, r->name, MBS_ERR_PARSE,
+                   "a %s has %d coordinate%s, the file gives %d", r->kind, jt->ncoord,
+                   jt->ncoord == 1 ? "" : "s", nc);
+  mbs_body_spec s = mbs_body_spec_default(b->name, sys_body(m, pf->res_body), jt->mob);
+  s.mobilizer_name = r->name;
+  frame_spec_of(&pf->X, &s.X_PF);
+  frame_spec_of(&cf->X, &s.X_BM);
+  xmlNodePtr bn = b->node;
+  static const double zero3[3] = {0, 0, 0};
+  static const double zero6[6] = {0, 0, 0, 0, 0, 0};
+  if (!read_number_or(m, bn, "mass", &s.mass, 0, "Body", b->name) ||
+      !read_numbers_or(m, bn, "mass_center", s.com, 3, zero3, "Body", b->name) ||
+      !read_numbers_or(m, bn, "inertia", s.inertia, 6, zero6, "Body", b->name))
+    return m->err->code;
+  physical_inertia(m, b, s.inertia);
+  mbs_osim_motion motion[6] = {MBS_OSIM_ROTATIONAL, MBS_OSIM_ROTATIONAL, MBS_OSIM_ROTATIONAL,
+                               MBS_OSIM_ROTATIONAL, MBS_OSIM_ROTATIONAL, MBS_OSIM_ROTATIONAL};
+  mbs_function_mobilizer fm;
+  switch (jt->mob) {
+    case MBS_MOB_SLIDER: motion[0] = MBS_OSIM_TRANSLATIONAL; break;
+    case MBS_MOB_PLANAR: motion[1] = motion[2] = MBS_OSIM_TRANSLATIONAL; break;
+    case MBS_MOB_FREE_XYZ: motion[3] = motion[4] = motion[5] = MBS_OSIM_TRANSLATIONAL; break;
+    case MBS_MOB_ELLIPSOID_XYZ:
+      if (!read_numbers(m, r->node, "radii_x_y_z", s.radii, 3, r->kind, r->name))
+        return m->err->code;
+      break;
+    case MBS_MOB_FUNCTION: {
+      if (nc == 0)
+        return fail_at(m, r->line, r->kind, r->name, MBS_ERR_TOPOLOGY,
+                       "a CustomJoint without coordinates is not supported (use a WeldJoint)");
+      int rc = custom_joint(m, r, coords, nc, &fm, motion);
+      if (rc) return rc;
+      s.function = &fm;
+      break;
+    }
+    default: break;
+  }
+  const int id = mbs_system_add_body(m->sys, &s);
+  if (id < 0) return sys_fail(m, r->line, r->kind, r->name);
+  b->sys = id;
+  char* jpath = keep(m, dup_str(r->name));
+  for (int k = 0; k < nc; k++) {
+    int rc = add_coordinate(m, coords[k], jpath, id, k, motion[k]);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+// bodies in topological order, coordinates in the model's (file) order
+static int build_tree(mbs_osim_model* m) {
+  // mobilizers must be added parent first; the model's coordinate order is the file's joint
+  // order, so coordinates are re-sorted afterwards
+  int* order = calloc((size_t)m->njoint + 1, sizeof(int));
+  if (!order) return fail_at(m, 0, NULL, NULL, MBS_ERR_NO_MEMORY, "out of memory");
+  int placed = 0;
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int i = 0; i < m->njoint; i++) {
+      joint_rec* r = &m->joint[i];
+      if (r->done) continue;
+      const int pb = m->frame[r->parent_frame].res_body;
+      const int cb = m->frame[r->child_frame].res_body;
+      if (pb >= 0 && m->body[pb].sys == 0) continue;  // parent not yet in the tree
+      if (m->body[cb].sys != 0) {
+        free(order);
+        return fail_at(m, r->line, r->kind, r->name, MBS_ERR_TOPOLOGY,
+                       "body '%s' already has a joint; closing a loop needs a constraint",
+                       m->body[cb].name);
+      }
+      const int before = m->ncoord;
+      int rc = add_body_for_joint(m, r);
+      if (rc) {
+        free(order);
+        return rc;
+      }
+      (void)before;
+      r->done = 1;
+      order[placed++] = i;
+      progress = 1;
+    }
+  }
+  free(order);
+  for (int i = 0; i < m->njoint; i++) {
+    const joint_rec* r = &m->joint[i];
+    if (!r->done) {
+      const int pb = m->frame[r->parent_frame].res_body;
+      return fail_at(m, r->line, r->kind, r->name, MBS_ERR_TOPOLOGY,
+                     "its parent body '%s' is not connected to ground",
+                     pb >= 0 ? m->body[pb].name : "ground");
+    }
+  }
+  // bodies without a joint: OpenSim connects them to Ground with a free joint
+  for (int i = 0; i < m->nbody; i++) {
+    body_rec* b = &m->body[i];
+    if (b->sys != 0) continue;
+    warn_at(m, b->line, "Body", b->name,
+            "no joint connects it; it is attached to ground by a free joint, as OpenSim does");
+    mbs_body_spec s = mbs_body_spec_default(b->name, 0, MBS_MOB_FREE_XYZ);
+    static const double zero3[3] = {0, 0, 0};
+    static const double zero6[6] = {0, 0, 0, 0, 0, 0};
+    if (!read_number_or(m, b->node, "mass", &s.mass, 0, "Body", b->name) ||
+        !read_numbers_or(m, b->node, "mass_center", s.com, 3, zero3, "Body", b->name) ||
+        !read_numbers_or(m, b->node, "inertia", s.inertia, 6, zero6, "Body", b->name))
+      return m->err->code;
+    physical_inertia(m, b, s.inertia);
+    const int id = mbs_system_add_body(m->sys, &s);
+    if (id < 0) return sys_fail(m, b->line, "Body", b->name);
+    b->sys = id;
+  }
+  // coordinates in the file's joint order (add_body_for_joint appended them in tree order)
+  mbs_osim_coordinate* sorted = malloc(((size_t)m->ncoord + 1) * sizeof(*sorted));
+  if (!sorted) return fail_at(m, 0, NULL, NULL, MBS_ERR_NO_MEMORY, "out of memory");
+  int n = 0;
+  for (int i = 0; i < m->njoint; i++)
+    for (int k = 0; k < m->ncoord; k++)
+      if (!strcmp(m->coord[k].joint, m->joint[i].name)) sorted[n++] = m->coord[k];
+  memcpy(m->coord, sorted, (size_t)n * sizeof(*sorted));
+  free(sorted);
+  return MBS_OK;
+}
+
+//---------------------------------- constraints ------------------------------------------------
+
+static int coord_ref(mbs_osim_model* m, const char* name, mbs_coordinate_ref* ref) {
+  const int k = mbs_osim_find_coordinate(m, name ? base_name(name) : "");
+  if (k < 0) return 0;
+  ref->body = m->coord[k].body;
+  ref->axis = m->coord[k].axis;
+  return 1;
+}
+
+static int add_constraint(mbs_osim_model* m, mbs_constraint_spec* c, int line, const char* kind) {
+  if (mbs_system_add_constraint(m->sys, c) < 0) return sys_fail(m, line, kind, c->name);
+  return MBS_OK;
+}
+
+static int read_constraints(mbs_osim_model* m, xmlNodePtr model) {
+  xmlNodePtr objs = child(child(model, "ConstraintSet"), "objects");
+  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* kind = tag(e);
+    const char* nm = keep_name(m, e);
+    const int line = line_of(e);
+    char* owner = keep(m, fmt("/constraintset/%s", nm));
+    int rc = collect_offset_frames(m, child(e, "frames"), owner);
+    if (rc) return rc;
+    const int enforced = read_bool(m, e, "isEnforced", !read_bool(m, e, "isDisabled", 0));
+    mbs_constraint_spec c;
+    int b1 = -1, b2 = -1;
+    static const double zero3[3] = {0, 0, 0};
+    if (!strcmp(kind, "WeldConstraint")) {
+      mbs_transform X1, X2;
+      if ((rc = socket_frame(m, owner, e, "socket_frame1", kind, nm, &b1, &X1)) ||
+          (rc = socket_frame(m, owner, e, "socket_frame2", kind, nm, &b2, &X2)))
+        return rc;
+      c = mbs_constraint_spec_default(MBS_CON_WELD, nm);
+      mbs_frame_spec f1, f2;
+      frame_spec_of(&X1, &f1);
+      frame_spec_of(&X2, &f2);
+      memcpy(c.p1, f1.p, sizeof(c.p1));
+      memcpy(c.a1, f1.angles, sizeof(c.a1));
+      memcpy(c.p2, f2.p, sizeof(c.p2));
+      memcpy(c.a2, f2.angles, sizeof(c.a2));
+    } else if (!strcmp(kind, "PointConstraint") || !strcmp(kind, "ConstantDistanceConstraint")) {
+      if ((rc = socket_frame(m, owner, e, "socket_body_1", kind, nm, &b1, NULL)) ||
+          (rc = socket_frame(m, owner, e, "socket_body_2", kind, nm, &b2, NULL)))
+        return rc;
+      const int rod = !strcmp(kind, "ConstantDistanceConstraint");
+      c = mbs_constraint_spec_default(rod ? MBS_CON_ROD : MBS_CON_BALL, nm);
+      if (!read_numbers_or(m, e, "location_body_1", c.p1, 3, zero3, kind, nm) ||
+          !read_numbers_or(m, e, "location_body_2", c.p2, 3, zero3, kind, nm) ||
+          (rod && !read_numbers(m, e, "constant_distance", &c.value, 1, kind, nm)))
+        return m->err->code;
+    } else if (!strcmp(kind, "PointOnLineConstraint")) {
+      if ((rc = socket_frame(m, owner, e, "socket_line_body", kind, nm, &b1, NULL)) ||
+          (rc = socket_frame(m, owner, e, "socket_follower_body", kind, nm, &b2, NULL)))
+        return rc;
+      c = mbs_constraint_spec_default(MBS_CON_POINT_ON_LINE, nm);
+      if (!read_numbers(m, e, "line_direction_vec", c.a1, 3, kind, nm) ||
+          !read_numbers_or(m, e, "point_on_line", c.p1, 3, zero3, kind, nm) ||
+          !read_numbers_or(m, e, "point_on_follower", c.p2, 3, zero3, kind, nm))
+        return m->err->code;
+    } else if (!strcmp(kind, "CoordinateCouplerConstraint")) {
+      c = mbs_constraint_spec_default(MBS_CON_COORDINATE_COUPLER, nm);
+      const char* ind = text_of(m, child(e, "independent_coordinate_names"));
+      const char* dep = text_of(m, child(e, "dependent_coordinate_name"));
+      if (!ind || !*ind || strchr(ind, ' '))
+        return fail_at(m, line, kind, nm, MBS_ERR_TOPOLOGY,
+                       "needs exactly one independent coordinate, got '%s'", ind ? ind : "");
+      if (!coord_ref(m, ind, &c.independent))
+        return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "unknown coordinate '%s'", ind);
+      if (!dep || !coord_ref(m, dep, &c.coordinate))
+        return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "unknown coordinate '%s'",
+                       dep ? dep : "");
+      double scale;
+      if (!read_number_or(m, e, "scale_factor", &scale, 1, kind, nm)) return m->err->code;
+      xmlNodePtr fn = first_elem(child(e, "coupled_coordinates_function"));
+      const int f = add_function(m, fn, keep(m, fmt("%s/function", nm)), kind, nm);
+      if (f < 0) return f;
+      c.function = f;
+      if (scale != 1) {  // OpenSim: dependent = scale * f(independent)
+        mbs_function_spec ms = {MBS_FUNC_MULTIPLIER, keep(m, fmt("%s/scaled", nm)), 0, NULL,
+                                NULL, NULL, scale, f};
+        c.function = mbs_system_add_function(m->sys, &ms);
+        if (c.function < 0) return sys_fail(m, line, kind, nm);
+      }
+      b1 = b2 = -3;  // coordinate constraints carry no bodies
+    } else {
+      warn_at(m, line, kind, nm, "constraint type not supported; ignored");
+      continue;
+    }
+    if (b1 != -3) {
+      c.body1 = sys_body(m, b1);
+      c.body2 = sys_body(m, b2);
+    }
+    c.enabled = enforced;
+    if ((rc = add_constraint(m, &c, line, kind))) return rc;
+  }
+  return MBS_OK;
+}
+
+// locked and prescribed coordinates become constraints
+static int coordinate_constraints(mbs_osim_model* m, xmlNodePtr model) {
+  (void)model;
+  for (int k = 0; k < m->ncoord; k++) {
+    mbs_osim_coordinate* c = &m->coord[k];
+    if (!c->locked && !c->prescribed) continue;
+    const mbs_mobilizer_type mt = mbs_body_mobilizer(m->sys, c->body);
+    const int qdot_is_u = mt != MBS_MOB_BALL_XYZ && mt != MBS_MOB_FREE_XYZ &&
+                          mt != MBS_MOB_ELLIPSOID_XYZ;
+    if (!qdot_is_u) {
+      warn_at(m, 0, "Coordinate", c->name,
+              "locked or prescribed coordinates of %s mobilizers are not supported; it is free",
+              mbs_mobilizer_type_name(mt));
+      continue;
+    }
+    if (c->locked) {
+      mbs_constraint_spec s =
+          mbs_constraint_spec_default(MBS_CON_LOCKED_COORDINATE, keep(m, fmt("%s_locked", c->name)));
+      s.coordinate = (mbs_coordinate_ref){c->body, c->axis};
+      s.value = c->default_value;
+      if (mbs_system_add_constraint(m->sys, &s) < 0) return sys_fail(m, 0, "Coordinate", c->name);
+    }
+  }
+  return MBS_OK;
+}
+
+static int prescribed_coordinates(mbs_osim_model* m, xmlNodePtr model) {
+  // the Coordinate elements are found again through the joints
+  for (int i = 0; i < m->njoint; i++) {
+    xmlNodePtr coords[6];
+    const int nc = joint_coordinates(m->joint[i].node, coords, 6);
+    for (int k = 0; k < nc && k < 6; k++) {
+      xmlChar* kn = xmlGetProp(coords[k], (const xmlChar*)"name");
+      const int ci = mbs_osim_find_coordinate(m, kn ? (const char*)kn : "");
+      xmlFree(kn);
+      if (ci < 0) continue;
+      mbs_osim_coordinate* c = &m->coord[ci];
+      if (!c->prescribed || c->locked) continue;
+      xmlNodePtr fn = first_elem(child(coords[k], "prescribed_function"));
+      if (!fn) {
+        warn_at(m, line_of(coords[k]), "Coordinate", c->name,
+                "prescribed without a prescribed_function; it is free");
+        continue;
+      }
+      const int f = add_function(m, fn, keep(m, fmt("%s/prescribed", c->name)), "Coordinate",
+                                 c->name);
+      if (f < 0) return f;
+      mbs_constraint_spec s = mbs_constraint_spec_default(
+          MBS_CON_PRESCRIBED_MOTION, keep(m, fmt("%s_prescribed", c->name)));
+      s.coordinate = (mbs_coordinate_ref){c->body, c->axis};
+      s.function = f;
+      if (mbs_system_add_constraint(m->sys, &s) < 0)
+        return sys_fail(m, line_of(coords[k]), "Coordinate", c->name);
+    }
+  }
+  (void)model;
+  return MBS_OK;
+}
+
+//---------------------------------- records (kept, not simulated) ------------------------------
+
+static mbs_osim_record* new_record(mbs_osim_model* m, xmlNodePtr e) {
+  if (!GROW(m->rec, m->cap_rec, m->nrec + 1)) return NULL;
+  mbs_osim_record* r = &m->rec[m->nrec++];
+  memset(r, 0, sizeof(*r));
+  r->kind = keep(m, dup_str(tag(e)));
+  r->name = keep_name(m, e);
+  r->line = line_of(e);
+  r->body = -1;
+  // every simple child element (text only) as a property
+  int n = 0;
+  for (xmlNodePtr c = e->children; c; c = c->next)
+    if (is_elem(c) && !first_elem(c)) n++;
+  mbs_osim_property* p = keep(m, calloc((size_t)n + 1, sizeof(*p)));
+  if (!p) return NULL;
+  n = 0;
+  for (xmlNodePtr c = e->children; c; c = c->next)
+    if (is_elem(c) && !first_elem(c)) {
+      p[n].name = keep(m, dup_str(tag(c)));
+      p[n].text = text_of(m, c);
+      n++;
+    }
+  r->properties = p;
+  r->nproperty = n;
+  return r;
+}
+
+static int read_path(mbs_osim_model* m, mbs_osim_record* r, xmlNodePtr path, const char* owner) {
+  xmlNodePtr pts = child(child(path, "PathPointSet"), "objects");
+  int n = 0;
+  for (xmlNodePtr p = pts ? pts->children : NULL; p; p = p->next) n += is_elem(p);
+  mbs_osim_path_point* out = keep(m, calloc((size_t)n + 1, sizeof(*out)));
+  if (!out) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_NO_MEMORY, "out of memory");
+  n = 0;
+  for (xmlNodePtr p = pts ? pts->children : NULL; p; p = p->next) {
+    if (!is_elem(p)) continue;
+    mbs_osim_path_point* q = &out[n];
+    q->name = keep_name(m, p);
+    q->kind = keep(m, dup_str(tag(p)));
+    q->coordinate = -1;
+    for (int k = 0; k < 3; k++) q->location_function[k] = q->location_coordinate[k] = -1;
+    int body;
+    int rc = socket_frame(m, owner, p, "socket_parent_frame", tag(p), q->name, &body, NULL);
+    if (rc) return rc;
+    mbs_transform X;
+    // the point is given in its frame; store it in the body
+    const int f = find_frame(m, owner, text_of(m, child(p, "socket_parent_frame")));
+    X = m->frame[f].X;
+    q->body = sys_body(m, body);
+    static const double zero3[3] = {0, 0, 0};
+    double loc[3];
+    if (!read_numbers_or(m, p, "location", loc, 3, zero3, tag(p), q->name)) return m->err->code;
+    if (!strcmp(tag(p), "ConditionalPathPoint")) {
+      const char* cn = text_of(m, child(p, "socket_coordinate"));
+      if (!cn) cn = text_of(m, child(p, "coordinate"));
+      q->coordinate = mbs_osim_find_coordinate(m, cn ? base_name(cn) : "");
+      if (q->coordinate < 0)
+        return fail_at(m, line_of(p), tag(p), q->name, MBS_ERR_PARSE, "unknown coordinate '%s'",
+                       cn ? cn : "");
+      if (!read_numbers(m, p, "range", q->range, 2, tag(p), q->name)) return m->err->code;
+    } else if (!strcmp(tag(p), "MovingPathPoint")) {
+      static const char* lf[3] = {"x_location", "y_location", "z_location"};
+      static const char* cf[3] = {"socket_x_coordinate", "socket_y_coordinate",
+                                  "socket_z_coordinate"};
+      for (int k = 0; k < 3; k++) {
+        xmlNodePtr fn = first_elem(child(p, lf[k]));
+        if (!fn) continue;
+        const char* cn = text_of(m, child(p, cf[k]));
+        q->location_coordinate[k] = mbs_osim_find_coordinate(m, cn ? base_name(cn) : "");
+        q->location_function[k] = add_function(
+            m, fn, keep(m, fmt("%s/%s/%s", r->name, q->name, lf[k])), tag(p), q->name);
+        if (q->location_function[k] < 0) return q->location_function[k];
+        if (q->location_coordinate[k] >= 0) {
+          // value at the default pose, for a first look
+          loc[k] = NAN;
+        }
+      }
+    }
+    double pb[3];
+    mbs_m33_vec(pb, X.R, loc);
+    for (int k = 0; k < 3; k++) q->location[k] = isnan(loc[k]) ? NAN : pb[k] + X.p[k];
+    n++;
+  }
+  r->points = out;
+  r->npoint = n;
+  xmlNodePtr wraps = child(child(path, "PathWrapSet"), "objects");
+  int nw = 0;
+  for (xmlNodePtr w = wraps ? wraps->children : NULL; w; w = w->next) nw += is_elem(w);
+  const char** wn = keep(m, calloc((size_t)nw + 1, sizeof(*wn)));
+  if (!wn) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_NO_MEMORY, "out of memory");
+  nw = 0;
+  for (xmlNodePtr w = wraps ? wraps->children : NULL; w; w = w->next)
+    if (is_elem(w)) {
+      const char* obj = text_of(m, child(w, "wrap_object"));
+      wn[nw++] = obj ? obj : keep_name(m, w);
+    }
+  r->wraps = wn;
+  r->nwrap = nw;
+  return MBS_OK;
+}
+
+static int ends_with(const char* s, const char* suffix) {
+  const size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && !strcmp(s + a - b, suffix);
+}
+
+//---------------------------------- contact geometry -------------------------------------------
+
+static int read_contact_geometry(mbs_osim_model* m, xmlNodePtr model) {
+  xmlNodePtr objs = child(child(model, "ContactGeometrySet"), "objects");
+  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* kind = tag(e);
+    const char* nm = keep_name(m, e);
+    const int line = line_of(e);
+    mbs_geometry_type type;
+    if (!strcmp(kind, "ContactHalfSpace")) type = MBS_GEOM_HALFSPACE;
+    else if (!strcmp(kind, "ContactSphere")) type = MBS_GEOM_SPHERE;
+    else if (!strcmp(kind, "ContactEllipsoid")) type = MBS_GEOM_ELLIPSOID;
+    else if (!strcmp(kind, "ContactMesh")) type = MBS_GEOM_MESH;
+    else {
+      warn_at(m, line, kind, nm, "contact geometry type not supported; ignored (forces that "
+              "use it will not see it)");
+      continue;
+    }
+    char* owner = keep(m, fmt("/contactgeometryset/%s", nm));
+    int body;
+    mbs_transform X_BF;
+    int rc = socket_frame(m, owner, e, "socket_frame", kind, nm, &body, &X_BF);
+    if (rc) return rc;
+    double loc[3], ang[3];
+    static const double zero3[3] = {0, 0, 0};
+    if (!read_numbers_or(m, e, "location", loc, 3, zero3, kind, nm) ||
+        !read_numbers_or(m, e, "orientation", ang, 3, zero3, kind, nm))
+      return m->err->code;
+    mbs_transform X_FG, X_BG;
+    mbs_tf_from_xyz(&X_FG, ang, loc);
+    mbs_tf_mul(&X_BG, &X_BF, &X_FG);
+    mbs_contact_geometry_spec s = mbs_contact_geometry_spec_default(nm, type, sys_body(m, body));
+    frame_spec_of(&X_BG, &s.frame);
+    if (type == MBS_GEOM_SPHERE && !read_numbers(m, e, "radius", &s.radius, 1, kind, nm))
+      return m->err->code;
+    if (type == MBS_GEOM_ELLIPSOID && !read_numbers(m, e, "radii", s.radii, 3, kind, nm))
+      return m->err->code;
+    mbs_mesh mesh = {NULL, 0, NULL, 0};
+    if (type == MBS_GEOM_MESH) {
+      // the file is found next to the model, or in its Geometry folder (as OpenSim looks)
+      const char* fn = text_of(m, child(e, "filename"));
+      if (!fn || !*fn)
+        return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "<filename> is missing");
+      char* cand[3] = {fn[0] == '/' ? dup_str(fn) : fmt("%s/%s", m->dir, fn),
+                       fmt("%s/Geometry/%s", m->dir, fn), dup_str(fn)};
+      const char* found = NULL;
+      for (int k = 0; k < 3 && !found; k++) {
+        FILE* probe = cand[k] ? fopen(cand[k], "rb") : NULL;
+        if (probe) {
+          fclose(probe);
+          found = cand[k];
+        }
+      }
+      mbs_error merr;
+      rc = found ? mbs_mesh_read(found, &mesh, &merr) : MBS_ERR_IO;
+      if (rc) {
+        rc = fail_at(m, line, kind, nm, rc, "mesh file '%s': %s", fn,
+                     found ? merr.message : "not found next to the model or in its Geometry "
+                                            "folder");
+        for (int k = 0; k < 3; k++) free(cand[k]);
+        return rc;
+      }
+      for (int k = 0; k < 3; k++) free(cand[k]);
+      s.vertices = mesh.vertices;
+      s.nvertex = mesh.nvertex;
+      s.triangles = mesh.triangles;
+      s.ntriangle = mesh.ntriangle;
+    }
+    const int gid = mbs_system_add_contact_geometry(m->sys, &s);
+    mbs_mesh_free(&mesh);
+    if (gid < 0) return sys_fail(m, line, kind, nm);
+  }
+  return MBS_OK;
+}
+
+//---------------------------------- forces -----------------------------------------------------
+
+// a prescribed control function for an actuator, from enabled PrescribedControllers
+typedef struct control_fn {
+  const char* actuator;
+  xmlNodePtr function;
+  int line;
+} control_fn;
+
+static int name_force(mbs_osim_model* m, int id, const char* nm, int line, const char* kind) {
+  if (id < 0) return sys_fail(m, line, kind, nm);
+  if (mbs_system_set_force_name(m->sys, id, nm) != MBS_OK) return sys_fail(m, line, kind, nm);
+  return MBS_OK;
+}
+
+static double deg(double x) { return x * (M_PI / 180.0); }
+
+static int coordinate_of_force(mbs_osim_model* m, xmlNodePtr e, const char* field,
+                               const char* kind, const char* nm, int* k) {
+  const char* cn = text_of(m, child(e, field));
+  *k = mbs_osim_find_coordinate(m, cn ? base_name(cn) : "");
+  if (*k < 0)
+    return fail_at(m, line_of(e), kind, nm, MBS_ERR_PARSE, "<%s>%s</%s> is not a coordinate",
+                   field, cn ? cn : "", field);
+  return MBS_OK;
+}
+
+static int contact_surfaces(mbs_osim_model* m, xmlNodePtr e, const char* kind, const char* nm,
+                            mbs_contact_surface** out, int* n) {
+  xmlNodePtr set = NULL;
+  for (xmlNodePtr c = e->children; c; c = c->next)
+    if (is_elem(c) && strstr(tag(c), "ContactParametersSet")) set = c;
+  xmlNodePtr objs = child(set, "objects");
+  int cap = 0, count = 0;
+  mbs_contact_surface* s = NULL;
+  for (xmlNodePtr p = objs ? objs->children : NULL; p; p = p->next) {
+    if (!is_elem(p)) continue;
+    double k, d, us, ud, uv;
+    if (!read_number_or(m, p, "stiffness", &k, 0, kind, nm) ||
+        !read_number_or(m, p, "dissipation", &d, 0, kind, nm) ||
+        !read_number_or(m, p, "static_friction", &us, 0, kind, nm) ||
+        !read_number_or(m, p, "dynamic_friction", &ud, 0, kind, nm) ||
+        !read_number_or(m, p, "viscous_friction", &uv, 0, kind, nm)) {
+      free(s);
+      return m->err->code;
+    }
+    const char* geoms = text_of(m, child(p, "geometry"));
+    char* list = dup_str(geoms ? geoms : "");
+    char* save = NULL;
+    for (char* g = list ? strtok_r(list, " \t\n", &save) : NULL; g;
+         g = strtok_r(NULL, " \t\n", &save)) {
+      const int gi = mbs_contact_geometry_find(m->sys, base_name(g));
+      if (gi < 0) {
+        warn_at(m, line_of(p), kind, nm, "contact geometry '%s' is unknown or not supported; "
+                "left out of the force", g);
+        continue;
+      }
+      if (!GROW(s, cap, count + 1)) {
+        free(list);
+        free(s);
+        return fail_at(m, line_of(p), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+      }
+      s[count++] = (mbs_contact_surface){gi, k, d, us, ud, uv};
+    }
+    free(list);
+  }
+  *out = s;
+  *n = count;
+  return MBS_OK;
+}
+
+static int control_function_for(mbs_osim_model* m, const control_fn* cf, int ncf,
+                                 const char* actuator, const char* kind) {
+  for (int i = 0; i < ncf; i++)
+    if (!strcmp(cf[i].actuator, actuator))
+      return add_function(m, cf[i].function, keep(m, fmt("%s/control", actuator)), kind,
+                          actuator);
+  return -1;
+}
+
+static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf, int ncf) {
+  xmlNodePtr objs = child(child(model, "ForceSet"), "objects");
+  int npath = 0, first_path_line = 0;
+  const char *first_path_kind = NULL, *first_path_name = NULL;
+  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* kind = tag(e);
+    const char* nm = keep_name(m, e);
+    const int line = line_of(e);
+    if (!read_bool(m, e, "appliesForce", 1) || read_bool(m, e, "isDisabled", 0)) {
+      warn_at(m, line, kind, nm, "does not apply force (appliesForce false); left out");
+      continue;
+    }
+    char* owner = keep(m, fmt("/forceset/%s", nm));
+    int rc = collect_offset_frames(m, child(e, "frames"), owner);
+    if (rc) return rc;
+    int id = -1;
+    static const double zero3[3] = {0, 0, 0};
+    if (child(e, "GeometryPath")) {  // muscles and other path actuators: kept as records
+      mbs_osim_record* r = new_record(m, e);
+      if (!r) return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+      if ((rc = read_path(m, r, child(e, "GeometryPath"), owner))) return rc;
+      if (ends_with(kind, "Muscle") || strstr(kind, "Muscle_")) m->nmuscle++;
+      if (!npath++) {
+        first_path_line = line;
+        first_path_kind = kind;
+        first_path_name = nm;
+      }
+      continue;
+    } else if (!strcmp(kind, "PointToPointSpring")) {
+      int b1, b2;
+      double p1[3], p2[3], k, L0;
+      if ((rc = socket_frame(m, owner, e, "socket_body1", kind, nm, &b1, NULL)) ||
+          (rc = socket_frame(m, owner, e, "socket_body2", kind, nm, &b2, NULL)))
+        return rc;
+      if (!read_numbers_or(m, e, "point1", p1, 3, zero3, kind, nm) ||
+          !read_numbers_or(m, e, "point2", p2, 3, zero3, kind, nm) ||
+          !read_number_or(m, e, "stiffness", &k, 1, kind, nm) ||
+          !read_number_or(m, e, "rest_length", &L0, 0, kind, nm))
+        return m->err->code;
+      id = mbs_system_add_spring(m->sys, sys_body(m, b1), p1, sys_body(m, b2), p2, k, L0);
+    } else if (!strcmp(kind, "BushingForce")) {
+      mbs_bushing_spec s;
+      memset(&s, 0, sizeof(s));
+      mbs_transform X1, X2;
+      int b1, b2;
+      if ((rc = socket_frame(m, owner, e, "socket_frame1", kind, nm, &b1, &X1)) ||
+          (rc = socket_frame(m, owner, e, "socket_frame2", kind, nm, &b2, &X2)))
+        return rc;
+      s.body1 = sys_body(m, b1);
+      s.body2 = sys_body(m, b2);
+      frame_spec_of(&X1, &s.frame1);
+      frame_spec_of(&X2, &s.frame2);
+      if (!read_numbers_or(m, e, "rotational_stiffness", s.rotational_stiffness, 3, zero3, kind,
+                           nm) ||
+          !read_numbers_or(m, e, "translational_stiffness", s.translational_stiffness, 3, zero3,
+                           kind, nm) ||
+          !read_numbers_or(m, e, "rotational_damping", s.rotational_damping, 3, zero3, kind,
+                           nm) ||
+          !read_numbers_or(m, e, "translational_damping", s.translational_damping, 3, zero3,
+                           kind, nm))
+        return m->err->code;
+      id = mbs_system_add_bushing(m->sys, &s);
+    } else if (!strcmp(kind, "CoordinateLimitForce")) {
+      int k;
+      if ((rc = coordinate_of_force(m, e, "coordinate", kind, nm, &k))) return rc;
+      mbs_coordinate_limit_spec s;
+      memset(&s, 0, sizeof(s));
+      s.body = m->coord[k].body;
+      s.axis = m->coord[k].axis;
+      if (!read_number_or(m, e, "upper_stiffness", &s.upper_stiffness, 1, kind, nm) ||
+          !read_number_or(m, e, "upper_limit", &s.upper_limit, 0, kind, nm) ||
+          !read_number_or(m, e, "lower_stiffness", &s.lower_stiffness, 1, kind, nm) ||
+          !read_number_or(m, e, "lower_limit", &s.lower_limit, 0, kind, nm) ||
+          !read_number_or(m, e, "damping", &s.damping, 0.001, kind, nm) ||
+          !read_number_or(m, e, "transition", &s.transition, 0.1, kind, nm))
+        return m->err->code;
+      // OpenSim gives rotational limits and transition in degrees, stiffness per degree and
+      // damping per degree/s
+      if (m->coord[k].motion == MBS_OSIM_ROTATIONAL) {
+        s.upper_limit = deg(s.upper_limit);
+        s.lower_limit = deg(s.lower_limit);
+        s.transition = deg(s.transition);
+        s.upper_stiffness /= deg(1);
+        s.lower_stiffness /= deg(1);
+        s.damping /= deg(1);
+      }
+      id = mbs_system_add_coordinate_limit(m->sys, &s);
+    } else if (!strcmp(kind, "SpringGeneralizedForce")) {
+      int k;
+      if ((rc = coordinate_of_force(m, e, "coordinate", kind, nm, &k))) return rc;
+      double st, rl, vis;
+      if (!read_number_or(m, e, "stiffness", &st, 0, kind, nm) ||
+          !read_number_or(m, e, "rest_length", &rl, 0, kind, nm) ||
+          !read_number_or(m, e, "viscosity", &vis, 0, kind, nm))
+        return m->err->code;
+      id = mbs_system_add_spring_generalized_force(m->sys, m->coord[k].body, m->coord[k].axis,
+                                                   st, rl, vis);
+    } else if (!strcmp(kind, "HuntCrossleyForce") || !strcmp(kind, "ElasticFoundationForce")) {
+      mbs_contact_surface* s = NULL;
+      int n = 0;
+      double vt;
+      if ((rc = contact_surfaces(m, e, kind, nm, &s, &n))) return rc;
+      if (!read_number_or(m, e, "transition_velocity", &vt, 0.01, kind, nm)) {
+        free(s);
+        return m->err->code;
+      }
+      if (!strcmp(kind, "ElasticFoundationForce")) {
+        // OpenSim (Simbody) uses the mesh's parameters only: the other surface is rigid
+        for (int i = 0; i < n; i++)
+          if (mbs_contact_geometry_type(m->sys, s[i].geometry) != MBS_GEOM_MESH)
+            s[i].stiffness = 0;
+      }
+      id = !strcmp(kind, "HuntCrossleyForce")
+               ? mbs_system_add_hunt_crossley(m->sys, s, n, vt)
+               : mbs_system_add_elastic_foundation(m->sys, s, n, vt);
+      free(s);
+    } else if (!strcmp(kind, "CoordinateActuator")) {
+      int k;
+      if ((rc = coordinate_of_force(m, e, "coordinate", kind, nm, &k))) return rc;
+      double f0;
+      if (!read_number_or(m, e, "optimal_force", &f0, 1, kind, nm)) return m->err->code;
+      const int fn = control_function_for(m, cf, ncf, nm, kind);
+      if (fn < -1) return fn;
+      id = mbs_system_add_coordinate_actuator(m->sys, m->coord[k].body, m->coord[k].axis, f0, 0,
+                                              fn);
+    } else if (!strcmp(kind, "PointActuator")) {
+      mbs_point_actuator_spec s;
+      memset(&s, 0, sizeof(s));
+      const char* bn = text_of(m, child(e, "body"));
+      const int b = body_by_name(m, bn);
+      if (b < -1)
+        return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "<body>%s</body> is not a body",
+                       bn ? bn : "");
+      s.body = sys_body(m, b);
+      static const double x1[3] = {1, 0, 0};
+      if (!read_numbers_or(m, e, "point", s.point, 3, zero3, kind, nm) ||
+          !read_numbers_or(m, e, "direction", s.direction, 3, x1, kind, nm) ||
+          !read_number_or(m, e, "optimal_force", &s.optimal_force, 1, kind, nm))
+        return m->err->code;
+      s.point_is_global = read_bool(m, e, "point_is_global", 0);
+      s.force_is_global = read_bool(m, e, "force_is_global", 0);
+      s.control_function = control_function_for(m, cf, ncf, nm, kind);
+      if (s.control_function < -1) return s.control_function;
+      id = mbs_system_add_point_actuator(m->sys, &s);
+    } else if (!strcmp(kind, "TorqueActuator")) {
+      mbs_torque_actuator_spec s;
+      memset(&s, 0, sizeof(s));
+      const char* an = text_of(m, child(e, "bodyA"));
+      const char* bn = text_of(m, child(e, "bodyB"));
+      if (!an) an = text_of(m, child(e, "socket_bodyA"));
+      if (!bn) bn = text_of(m, child(e, "socket_bodyB"));
+      const int a = body_by_name(m, an), b = body_by_name(m, bn);
+      if (a < -1 || b < -1)
+        return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "bodies '%s' and '%s' must be bodies",
+                       an ? an : "", bn ? bn : "");
+      s.body_a = sys_body(m, a);
+      s.body_b = sys_body(m, b);
+      static const double z1[3] = {0, 0, 1};
+      if (!read_numbers_or(m, e, "axis", s.axis, 3, z1, kind, nm) ||
+          !read_number_or(m, e, "optimal_force", &s.optimal_force, 1, kind, nm))
+        return m->err->code;
+      s.torque_is_global = read_bool(m, e, "torque_is_global", 1);
+      s.control_function = control_function_for(m, cf, ncf, nm, kind);
+      if (s.control_function < -1) return s.control_function;
+      id = mbs_system_add_torque_actuator(m->sys, &s);
+    } else {
+      mbs_osim_record* r = new_record(m, e);
+      if (!r) return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+      warn_at(m, line, kind, nm, "force type not supported; kept but not applied");
+      continue;
+    }
+    if ((rc = name_force(m, id, nm, line, kind))) return rc;
+  }
+  if (npath)
+    warn_at(m, first_path_line, first_path_kind, first_path_name,
+            "this and the other muscles and path actuators (%d in all) are read with their "
+            "paths but apply no force yet", npath);
+  return MBS_OK;
+}
+
+// enabled PrescribedControllers: a function of time per actuator; other controllers are kept
+static int read_controllers(mbs_osim_model* m, xmlNodePtr model, control_fn** out, int* n) {
+  xmlNodePtr objs = child(child(model, "ControllerSet"), "objects");
+  int cap = 0, count = 0;
+  control_fn* cf = NULL;
+  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* kind = tag(e);
+    const char* nm = keep_name(m, e);
+    mbs_osim_record* r = new_record(m, e);
+    if (!r) {
+      free(cf);
+      return fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+    }
+    const int enabled = read_bool(m, e, "enabled", 1);
+    if (strcmp(kind, "PrescribedController") != 0) {
+      warn_at(m, line_of(e), kind, nm, "controller type not supported; kept but not run%s",
+              enabled ? "" : " (disabled anyway)");
+      continue;
+    }
+    if (!enabled) continue;
+    const char* list = text_of(m, child(e, "actuator_list"));
+    xmlNodePtr fobjs = child(child(e, "FunctionSet"), "objects");
+    xmlNodePtr f = fobjs ? first_elem(fobjs) : NULL;
+    char* names = dup_str(list ? list : "");
+    char* save = NULL;
+    for (char* a = names ? strtok_r(names, " \t\n", &save) : NULL; a;
+         a = strtok_r(NULL, " \t\n", &save)) {
+      if (!f) {
+        free(names);
+        free(cf);
+        return fail_at(m, line_of(e), kind, nm, MBS_ERR_PARSE,
+                       "more actuators in actuator_list than functions in FunctionSet");
+      }
+      if (!GROW(cf, cap, count + 1)) {
+        free(names);
+        free(cf);
+        return fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+      }
+      cf[count++] = (control_fn){keep(m, dup_str(a)), f, line_of(f)};
+      do f = f->next;
+      while (f && !is_elem(f));
+    }
+    free(names);
+  }
+  *out = cf;
+  *n = count;
+  return MBS_OK;
+}
+
+static int read_markers(mbs_osim_model* m, xmlNodePtr model) {
+  xmlNodePtr objs = child(child(model, "MarkerSet"), "objects");
+  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* nm = keep_name(m, e);
+    char* owner = keep(m, fmt("/markerset/%s", nm));
+    int body;
+    mbs_transform X;
+    const char* field = child(e, "socket_parent_frame") ? "socket_parent_frame" : "body";
+    int rc = socket_frame(m, owner, e, field, tag(e), nm, &body, &X);
+    if (rc) return rc;
+    double loc[3];
+    static const double zero3[3] = {0, 0, 0};
+    if (!read_numbers_or(m, e, "location", loc, 3, zero3, tag(e), nm)) return m->err->code;
+    if (!GROW(m->marker, m->cap_marker, m->nmarker + 1))
+      return fail_at(m, line_of(e), tag(e), nm, MBS_ERR_NO_MEMORY, "out of memory");
+    mbs_osim_marker* mk = &m->marker[m->nmarker++];
+    mk->name = nm;
+    mk->body = sys_body(m, body);
+    mbs_m33_vec(mk->location, X.R, loc);
+    for (int k = 0; k < 3; k++) mk->location[k] += X.p[k];
+    mk->fixed = read_bool(m, e, "fixed", 0);
+  }
+  return MBS_OK;
+}
+
+// wrap objects of every body (and Ground): kept for the muscle paths
+static int read_wrap_objects(mbs_osim_model* m, xmlNodePtr model) {
+  xmlNodePtr holders[1024];
+  int nh = 0;
+  xmlNodePtr g = child(model, "Ground");
+  if (g) holders[nh++] = g;
+  xmlNodePtr objs = child(child(model, "BodySet"), "objects");
+  for (xmlNodePtr b = objs ? objs->children : NULL; b && nh < 1024; b = b->next)
+    if (is_elem(b)) holders[nh++] = b;
+  for (int i = 0; i < nh; i++) {
+    xmlNodePtr w = child(child(holders[i], "WrapObjectSet"), "objects");
+    for (xmlNodePtr e = w ? w->children : NULL; e; e = e->next) {
+      if (!is_elem(e)) continue;
+      mbs_osim_record* r = new_record(m, e);
+      if (!r) return fail_at(m, line_of(e), tag(e), "", MBS_ERR_NO_MEMORY, "out of memory");
+      r->body = holders[i] == g ? 0 : sys_body(m, body_by_name(m, keep_name(m, holders[i])));
+    }
+  }
+  return MBS_OK;
+}
+
+//---------------------------------- reading ----------------------------------------------------
+
+static int read_model(mbs_osim_model* m, xmlNodePtr model) {
+  int rc;
+  control_fn* cf = NULL;
+  int ncf = 0;
+  if ((rc = collect_bodies(m, model)) || (rc = collect_joints(m, model)) ||
+      (rc = build_tree(m)) || (rc = read_constraints(m, model)) ||
+      (rc = coordinate_constraints(m, model)) || (rc = prescribed_coordinates(m, model)) ||
+      (rc = read_contact_geometry(m, model)) || (rc = read_controllers(m, model, &cf, &ncf)))
+    return rc;
+  rc = read_forces(m, model, cf, ncf);
+  free(cf);
+  if (rc) return rc;
+  if ((rc = read_markers(m, model)) || (rc = read_wrap_objects(m, model))) return rc;
+  // gravity
+  double g[3];
+  static const double g0[3] = {0, -9.80665, 0};
+  if (!read_numbers_or(m, model, "gravity", g, 3, g0, "Model", m->name)) return m->err->code;
+  if (mbs_system_add_gravity(m->sys, g) < 0) return sys_fail(m, line_of(model), "Model", m->name);
+  // sets not read at all
+  static const char* ignored[] = {"ProbeSet", "ComponentSet"};
+  for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+    xmlNodePtr s = child(child(model, ignored[i]), "objects");
+    for (xmlNodePtr e = s ? s->children : NULL; e; e = e->next)
+      if (is_elem(e)) {
+        mbs_osim_record* r = new_record(m, e);
+        if (!r) return fail_at(m, line_of(e), tag(e), "", MBS_ERR_NO_MEMORY, "out of memory");
+        warn_at(m, line_of(e), tag(e), r->name, "%s elements are not supported; kept but not "
+                "used", ignored[i]);
+      }
+  }
+  if (mbs_system_finalize(m->sys) != MBS_OK) return sys_fail(m, line_of(model), "Model", m->name);
+  for (int i = 0; i < m->ncoord; i++) {
+    m->coord[i].qindex = mbs_body_qadr(m->sys, m->coord[i].body) + m->coord[i].axis;
+    m->coord[i].uindex = mbs_body_uadr(m->sys, m->coord[i].body) + m->coord[i].axis;
+  }
+  return MBS_OK;
+}
+
+// muscles first among the records
+static void order_records(mbs_osim_model* m) {
+  int k = 0;
+  for (int i = 0; i < m->nrec; i++) {
+    const char* kind = m->rec[i].kind;
+    if (ends_with(kind, "Muscle") || strstr(kind, "Muscle_")) {
+      mbs_osim_record t = m->rec[i];
+      memmove(&m->rec[k + 1], &m->rec[k], (size_t)(i - k) * sizeof(t));
+      m->rec[k++] = t;
+    }
+  }
+}
+
+mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err) {
+  mbs_error local;
+  if (!err) err = &local;
+  mbs_error_clear(err);
+  if (!path) {
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, "osim", "mbs_osim_read: no path");
+    return NULL;
+  }
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  fclose(f);
+  mbs_osim_model* m = calloc(1, sizeof(*m));
+  if (!m) {
+    MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+    return NULL;
+  }
+  m->err = err;
+  m->path = dup_str(path);
+  const char* slash = strrchr(path, '/');
+  m->dir = slash ? fmt("%.*s", (int)(slash - path), path) : dup_str(".");
+  xmlResetLastError();
+  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+                                               XML_PARSE_NOERROR | XML_PARSE_HUGE);
+  if (!doc) {
+    const xmlError* e = xmlGetLastError();
+    char msg[256] = "not a well-formed XML document";
+    int line = 0;
+    if (e && e->message) {
+      snprintf(msg, sizeof(msg), "%s", e->message);
+      const size_t n = strlen(msg);
+      if (n && msg[n - 1] == '\n') msg[n - 1] = 0;
+      line = e->line;
+    }
+    fail_at(m, line, NULL, NULL, MBS_ERR_PARSE, "malformed XML: %s", msg);
+    mbs_osim_free(m);
+    return NULL;
+  }
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  int rc = MBS_OK;
+  if (!root || strcmp(tag(root), "OpenSimDocument") != 0) {
+    rc = fail_at(m, line_of(root), NULL, NULL, MBS_ERR_PARSE,
+                 "not an OpenSim document (root element <%s>)", root ? tag(root) : "none");
+  } else {
+    xmlChar* v = xmlGetProp(root, (const xmlChar*)"Version");
+    m->version = v ? atoi((const char*)v) : 0;
+    xmlFree(v);
+    xmlNodePtr model = child(root, "Model");
+    if (!model) {
+      rc = fail_at(m, line_of(root), NULL, NULL, MBS_ERR_PARSE, "no <Model> element");
+    } else if (m->version < 30500) {
+      rc = fail_at(m, line_of(root), NULL, NULL, MBS_ERR_TOPOLOGY,
+                   "OpenSim document version %d: only OpenSim 4 models (Version 30500 and "
+                   "later) are read; open and save the model in OpenSim 4 to convert it",
+                   m->version);
+    } else {
+      m->name = dup_str(keep_name(m, model));
+      m->sys = mbs_system_create(m->name && *m->name ? m->name : "model");
+      if (!m->sys) rc = fail_at(m, 0, NULL, NULL, MBS_ERR_NO_MEMORY, "out of memory");
+      else rc = read_model(m, model);
+    }
+  }
+  xmlFreeDoc(doc);
+  if (rc) {
+    mbs_osim_free(m);
+    return NULL;
+  }
+  order_records(m);
+  m->err = NULL;
+  // the frames and joints were only needed while reading
+  free(m->frame);
+  free(m->body);
+  free(m->joint);
+  m->frame = NULL;
+  m->body = NULL;
+  m->joint = NULL;
+  m->nframe = m->nbody = m->njoint = 0;
+  return m;
+}
+
+void mbs_osim_free(mbs_osim_model* m) {
+  if (!m) return;
+  mbs_system_destroy(m->sys);
+  for (int i = 0; i < m->npool; i++) free(m->pool[i]);
+  free(m->pool);
+  for (int i = 0; i < m->nwarning; i++) free(m->warning[i]);
+  free(m->warning);
+  free(m->coord);
+  free(m->rec);
+  free(m->marker);
+  free(m->frame);
+  free(m->body);
+  free(m->joint);
+  free(m->path);
+  free(m->dir);
+  free(m->name);
+  free(m);
+}
+
+//---------------------------------- queries ----------------------------------------------------
+
+const mbs_system* mbs_osim_system(const mbs_osim_model* m) { return m->sys; }
+const char* mbs_osim_name(const mbs_osim_model* m) { return m->name ? m->name : ""; }
+const char* mbs_osim_path(const mbs_osim_model* m) { return m->path; }
+int mbs_osim_version(const mbs_osim_model* m) { return m->version; }
+int mbs_osim_ncoordinate(const mbs_osim_model* m) { return m->ncoord; }
+
+const mbs_osim_coordinate* mbs_osim_coordinate_info(const mbs_osim_model* m, int i) {
+  return i >= 0 && i < m->ncoord ? &m->coord[i] : NULL;
+}
+
+int mbs_osim_find_coordinate(const mbs_osim_model* m, const char* name) {
+  for (int i = 0; name && i < m->ncoord; i++)
+    if (!strcmp(m->coord[i].name, name)) return i;
+  return -1;
+}
+
+int mbs_osim_nmuscle(const mbs_osim_model* m) { return m->nmuscle; }
+int mbs_osim_nrecord(const mbs_osim_model* m) { return m->nrec; }
+const mbs_osim_record* mbs_osim_record_at(const mbs_osim_model* m, int i) {
+  return i >= 0 && i < m->nrec ? &m->rec[i] : NULL;
+}
+int mbs_osim_nmarker(const mbs_osim_model* m) { return m->nmarker; }
+const mbs_osim_marker* mbs_osim_marker_at(const mbs_osim_model* m, int i) {
+  return i >= 0 && i < m->nmarker ? &m->marker[i] : NULL;
+}
+int mbs_osim_nwarning(const mbs_osim_model* m) { return m->nwarning; }
+const char* mbs_osim_warning(const mbs_osim_model* m, int i) {
+  return i >= 0 && i < m->nwarning ? m->warning[i] : NULL;
+}
+
+//---------------------------------- states -----------------------------------------------------
+
+int mbs_osim_set_coordinates(const mbs_osim_model* m, mbs_state* st, const double* values,
+                             const double* speeds) {
+  if (values) {
+    double* q = mbs_state_upd_q(st);
+    for (int i = 0; i < m->ncoord; i++) q[m->coord[i].qindex] = values[i];
+  }
+  if (speeds) {
+    double* u = mbs_state_upd_u(st);
+    for (int i = 0; i < m->ncoord; i++) u[m->coord[i].uindex] = speeds[i];
+  }
+  return MBS_OK;
+}
+
+int mbs_osim_get_coordinates(const mbs_osim_model* m, const mbs_state* st, double* values,
+                             double* speeds) {
+  const double* q = mbs_state_q(st);
+  const double* u = mbs_state_u(st);
+  for (int i = 0; i < m->ncoord; i++) {
+    if (values) values[i] = q[m->coord[i].qindex];
+    if (speeds) speeds[i] = u[m->coord[i].uindex];
+  }
+  return MBS_OK;
+}
+
+int mbs_osim_get_accelerations(const mbs_osim_model* m, mbs_state* st, double* udot) {
+  int rc = mbs_realize_acceleration(m->sys, st);
+  if (rc) return rc;
+  const double* a = mbs_get_udot(m->sys, st);
+  for (int i = 0; i < m->ncoord; i++) udot[i] = a[m->coord[i].uindex];
+  return MBS_OK;
+}
+
+int mbs_osim_default_state(const mbs_osim_model* m, mbs_state* st) {
+  double* q = mbs_state_upd_q(st);
+  double* u = mbs_state_upd_u(st);
+  for (int i = 0; i < m->ncoord; i++) {
+    q[m->coord[i].qindex] = m->coord[i].default_value;
+    u[m->coord[i].uindex] = m->coord[i].default_speed;
+  }
+  if (mbs_system_nconstraint(m->sys) == 0) return mbs_realize_velocity(m->sys, st);
+  return mbs_assemble(m->sys, st, NULL);
+}

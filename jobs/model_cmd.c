@@ -1,0 +1,368 @@
+// `mbstudy model info|accel` and `mbstudy simulate`: OpenSim models from the command line.
+#include "model_cmd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/mbs.h"
+#include "mbs/osim.h"
+#include "mbs/sto.h"
+#include "progress.h"
+
+static mbs_osim_model* load(const char* path, const char* cmd, int quiet) {
+  mbs_error err;
+  mbs_osim_model* m = mbs_osim_read(path, &err);
+  if (!m) {
+    fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);
+    return NULL;
+  }
+  if (!quiet) {
+    for (int i = 0; i < mbs_osim_nwarning(m); i++)
+      fprintf(stderr, "warning: %s\n", mbs_osim_warning(m, i));
+  }
+  return m;
+}
+
+static const char* motion_name(mbs_osim_motion t) {
+  return t == MBS_OSIM_ROTATIONAL ? "rotational" : t == MBS_OSIM_TRANSLATIONAL ? "translational"
+                                                                               : "coupled";
+}
+
+//---------------------------------- model info -------------------------------------------------
+
+static int cmd_info(const char* path) {
+  mbs_osim_model* m = load(path, "model info", 0);
+  if (!m) return 1;
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  if (!st) {
+    fprintf(stderr, "mbstudy model info: out of memory\n");
+    mbs_osim_free(m);
+    return 1;
+  }
+  const int nb = mbs_system_nbody(sys);
+  double total = 0;
+  printf("model: %s (%s, OpenSim document version %d)\n", mbs_osim_name(m), path,
+         mbs_osim_version(m));
+  printf("\nbodies: %d (plus ground)\n", nb - 1);
+  printf("  %-24s %-24s %-24s %-14s %10s\n", "body", "parent", "joint", "mobilizer", "mass kg");
+  for (int b = 1; b < nb; b++) {
+    char p[512];
+    snprintf(p, sizeof(p), "/bodyset/%s/mass", mbs_body_name(sys, b));
+    const mbs_param_info* pi = mbs_system_find_param(sys, p);
+    const double mass = pi ? mbs_state_params(st)[pi->index] : NAN;
+    total += mass;
+    printf("  %-24s %-24s %-24s %-14s %10.4f\n", mbs_body_name(sys, b),
+           mbs_body_name(sys, mbs_body_parent(sys, b)), mbs_body_mobilizer_name(sys, b),
+           mbs_mobilizer_type_name(mbs_body_mobilizer(sys, b)), mass);
+  }
+  const int nc = mbs_osim_ncoordinate(m);
+  printf("\ncoordinates: %d\n", nc);
+  printf("  %-24s %-20s %-13s %12s %12s %12s  %s\n", "coordinate", "joint", "motion", "min",
+         "max", "default", "flags");
+  for (int i = 0; i < nc; i++) {
+    const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
+    const int rot = c->motion == MBS_OSIM_ROTATIONAL;
+    const double k = rot ? 180.0 / M_PI : 1.0;
+    printf("  %-24s %-20s %-13s %12.4f %12.4f %12.4f  %s%s%s%s\n", c->name, c->joint,
+           motion_name(c->motion), c->range[0] * k, c->range[1] * k, c->default_value * k,
+           rot ? "deg" : "m", c->locked ? " locked" : "", c->clamped ? " clamped" : "",
+           c->prescribed ? " prescribed" : "");
+  }
+  const int ncon = mbs_system_nconstraint(sys);
+  int meq = 0;
+  printf("\nconstraints: %d\n", ncon);
+  for (int i = 0; i < ncon; i++) {
+    int mp, mv, ma;
+    mbs_constraint_count(sys, i, &mp, &mv, &ma);
+    printf("  %-32s %-24s %d equation%s\n", mbs_constraint_name(sys, i),
+           mbs_constraint_type_name(mbs_constraint_type_of(sys, i)), mp + mv + ma,
+           mp + mv + ma == 1 ? "" : "s");
+  }
+  int rc = mbs_realize_instance(sys, st);
+  if (rc == MBS_OK) meq = mbs_constraint_nequation(sys, st);
+  const int nf = mbs_system_nforce(sys);
+  printf("\nforces: %d\n", nf);
+  for (int i = 0; i < nf; i++)
+    printf("  %-32s %s\n", mbs_force_name(sys, i), mbs_force_kind(sys, i));
+  printf("\nmuscles: %d (read; not simulated yet)\n", mbs_osim_nmuscle(m));
+  for (int i = 0; i < mbs_osim_nmuscle(m); i++) {
+    const mbs_osim_record* r = mbs_osim_record_at(m, i);
+    printf("  %-32s %-36s %d path points\n", r->name, r->kind, r->npoint);
+  }
+  int nother = 0;
+  for (int i = mbs_osim_nmuscle(m); i < mbs_osim_nrecord(m); i++) nother++;
+  if (nother) {
+    printf("\nother elements kept but not simulated: %d\n", nother);
+    for (int i = mbs_osim_nmuscle(m); i < mbs_osim_nrecord(m); i++) {
+      const mbs_osim_record* r = mbs_osim_record_at(m, i);
+      printf("  %-32s %s (line %d)\n", r->name, r->kind, r->line);
+    }
+  }
+  printf("\nmarkers: %d\n", mbs_osim_nmarker(m));
+  printf("contact geometries: %d\n", mbs_system_ncontact_geometry(sys));
+  printf("actuator controls: %d\n", mbs_system_ncontrol(sys));
+  printf("\ntotal mass: %.6g kg\n", total);
+  printf("mobilities: %d; enforced constraint equations: %d; degrees of freedom: %d\n",
+         mbs_system_nu(sys), meq, mbs_system_nu(sys) - meq);
+  if (mbs_osim_nwarning(m))
+    printf("warnings: %d (listed on standard error)\n", mbs_osim_nwarning(m));
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+  return rc ? 1 : 0;
+}
+
+//---------------------------------- model accel ------------------------------------------------
+
+static int cmd_accel(const char* path, const char* states) {
+  mbs_osim_model* m = load(path, "model accel", 1);
+  if (!m) return 1;
+  FILE* f = !strcmp(states, "-") ? stdin : fopen(states, "r");
+  if (!f) {
+    fprintf(stderr, "mbstudy model accel: %s: cannot open: %s\n", states, strerror(errno));
+    mbs_osim_free(m);
+    return 1;
+  }
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  const int n = mbs_osim_ncoordinate(m);
+  double* v = malloc((2 * (size_t)n + 1) * sizeof(double));
+  double* a = malloc(((size_t)n + 1) * sizeof(double));
+  char* line = NULL;
+  size_t cap = 0;
+  int lineno = 0, rc = 0;
+  while (st && v && a && getline(&line, &cap, f) > 0) {
+    lineno++;
+    char* p = line;
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p || *p == '#') continue;
+    int k = 0;
+    for (;;) {
+      while (isspace((unsigned char)*p) || *p == ',') p++;
+      if (!*p) break;
+      char* end;
+      const double x = strtod(p, &end);
+      if (end == p) {
+        fprintf(stderr, "mbstudy model accel: %s:%d: '%.20s' is not a number\n", states, lineno,
+                p);
+        rc = 1;
+        break;
+      }
+      if (k < 2 * n) v[k] = x;
+      k++;
+      p = end;
+    }
+    if (rc) break;
+    if (k != 2 * n) {
+      fprintf(stderr,
+              "mbstudy model accel: %s:%d: %d values; the model has %d coordinates, so a line "
+              "needs %d values and then %d speeds\n",
+              states, lineno, k, n, n, n);
+      rc = 1;
+      break;
+    }
+    mbs_osim_set_coordinates(m, st, v, v + n);
+    const int r = mbs_osim_get_accelerations(m, st, a);
+    if (r) {
+      fprintf(stderr, "mbstudy model accel: %s:%d: %s\n", states, lineno,
+              mbs_state_error(st)->message);
+      rc = 1;
+      break;
+    }
+    for (int i = 0; i < n; i++) printf("%s%.17g", i ? " " : "", a[i]);
+    printf("\n");
+  }
+  if (!st || !v || !a) {
+    fprintf(stderr, "mbstudy model accel: out of memory\n");
+    rc = 1;
+  }
+  free(line);
+  free(v);
+  free(a);
+  if (f != stdin) fclose(f);
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+  return rc;
+}
+
+int mbs_cmd_model(int argc, char** argv) {
+  if (argc < 2 || (strcmp(argv[0], "info") && strcmp(argv[0], "accel"))) {
+    fprintf(stderr, "usage: mbstudy model info MODEL.osim\n"
+                    "       mbstudy model accel MODEL.osim --states FILE\n");
+    return 2;
+  }
+  if (!strcmp(argv[0], "info")) {
+    if (argc != 2) {
+      fprintf(stderr, "mbstudy model info: unexpected argument '%s'\n", argv[2]);
+      return 2;
+    }
+    return cmd_info(argv[1]);
+  }
+  const char* states = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--states") && i + 1 < argc) states = argv[++i];
+    else {
+      fprintf(stderr, "mbstudy model accel: unknown option or missing value: '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!states) {
+    fprintf(stderr, "mbstudy model accel: --states FILE is required ('-' reads standard input)\n");
+    return 2;
+  }
+  return cmd_accel(argv[1], states);
+}
+
+//---------------------------------- simulate ---------------------------------------------------
+
+typedef struct sim_out {
+  const mbs_osim_model* m;
+  mbs_sto_writer* w;
+  double* row;
+  mbs_progress prog;
+  long reports;
+  mbs_error err;
+  int rc;
+} sim_out;
+
+static int report_row(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  sim_out* o = user;
+  const int n = mbs_osim_ncoordinate(o->m);
+  o->row[0] = mbs_state_time(st);
+  double* vals = o->row + 1;
+  double* spd = o->row + 1 + n;
+  mbs_osim_get_coordinates(o->m, st, vals, spd);
+  if ((o->rc = mbs_sto_write_row(o->w, o->row, &o->err))) return 1;
+  mbs_progress_update(&o->prog, ++o->reports);
+  return 0;
+}
+
+int mbs_cmd_simulate(int argc, char** argv) {
+  const char *model = NULL, *out = NULL, *integ = "rk_merson";
+  double duration = NAN, accuracy = 1e-3, report = 0.01, step = 1e-4;
+  for (int i = 0; i < argc; i++) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    char* end = NULL;
+    if (a[0] != '-' && !model) {
+      model = a;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "mbstudy simulate: unknown option or missing value: '%s'\n", a);
+      return 2;
+    }
+    if (!strcmp(a, "--out")) out = v;
+    else if (!strcmp(a, "--integrator")) integ = v;
+    else if (!strcmp(a, "--duration")) duration = strtod(v, &end);
+    else if (!strcmp(a, "--accuracy")) accuracy = strtod(v, &end);
+    else if (!strcmp(a, "--report")) report = strtod(v, &end);
+    else if (!strcmp(a, "--step")) step = strtod(v, &end);
+    else {
+      fprintf(stderr, "mbstudy simulate: unknown option '%s'\n", a);
+      return 2;
+    }
+    if (end && (end == v || *end)) {
+      fprintf(stderr, "mbstudy simulate: %s expects a number, got '%s'\n", a, v);
+      return 2;
+    }
+    i++;
+  }
+  if (!model || !out || !(duration > 0)) {
+    fprintf(stderr, "usage: mbstudy simulate MODEL.osim --duration T --out FILE.sto "
+                    "[--accuracy A (1e-3)] [--integrator NAME (rk_merson)] [--report S (0.01)] "
+                    "[--step S (fixed-step integrators, 1e-4)]\n");
+    return 2;
+  }
+  const int type = mbs_integrator_from_name(integ);
+  if (type < 0) {
+    fprintf(stderr, "mbstudy simulate: unknown integrator '%s' (rk_merson, dormand_prince, "
+                    "cvode_bdf, euler, rk4, semi_explicit_euler, verlet)\n", integ);
+    return 2;
+  }
+  mbs_osim_model* m = load(model, "simulate", 0);
+  if (!m) return 1;
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  const int n = mbs_osim_ncoordinate(m);
+  // OpenSim 4 states file columns
+  const int ncol = 1 + 2 * n;
+  char** labels = calloc((size_t)ncol, sizeof(char*));
+  sim_out o;
+  memset(&o, 0, sizeof(o));
+  o.m = m;
+  o.row = calloc((size_t)ncol, sizeof(double));
+  int rc = 0;
+  if (!st || !labels || !o.row) {
+    fprintf(stderr, "mbstudy simulate: out of memory\n");
+    rc = 1;
+    goto done;
+  }
+  labels[0] = strdup("time");
+  for (int i = 0; i < n; i++) {
+    const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
+    labels[1 + i] = malloc(strlen(c->joint) + strlen(c->name) + 32);
+    labels[1 + n + i] = malloc(strlen(c->joint) + strlen(c->name) + 32);
+    if (labels[1 + i]) sprintf(labels[1 + i], "/jointset/%s/%s/value", c->joint, c->name);
+    if (labels[1 + n + i]) sprintf(labels[1 + n + i], "/jointset/%s/%s/speed", c->joint, c->name);
+  }
+  for (int i = 0; i < ncol; i++)
+    if (!labels[i]) {
+      fprintf(stderr, "mbstudy simulate: out of memory\n");
+      rc = 1;
+      goto done;
+    }
+  if ((rc = mbs_osim_default_state(m, st))) {
+    fprintf(stderr, "mbstudy simulate: %s: default pose: %s\n", model, mbs_state_error(st)->message);
+    rc = 1;
+    goto done;
+  }
+  o.w = mbs_sto_open(out, mbs_osim_name(m), ncol, (const char* const*)labels, 0, &o.err);
+  if (!o.w) {
+    fprintf(stderr, "mbstudy simulate: %s\n", o.err.message);
+    rc = 1;
+    goto done;
+  }
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integrator = (mbs_integrator_type)type;
+  so.integ.accuracy = accuracy;
+  so.integ.fixed_step = step;
+  so.report_interval = report;
+  fprintf(stderr, "mbstudy simulate: %s, %g s, %s at %s %g\n", mbs_osim_name(m), duration, integ,
+          mbs_integrator_is_error_controlled(so.integrator) ? "accuracy" : "step",
+          mbs_integrator_is_error_controlled(so.integrator) ? accuracy : step);
+  mbs_progress_start(&o.prog, stderr, "reports", (long)(duration / report + 0.5) + 1);
+  mbs_simulation_result res;
+  const int srun = mbs_simulate(sys, st, duration, &so, NULL, 0, report_row, &o, &res);
+  mbs_progress_finish(&o.prog);
+  int cl = mbs_sto_close(o.w, &o.err);
+  if (o.rc) {
+    fprintf(stderr, "mbstudy simulate: %s\n", o.err.message);
+    rc = 1;
+  } else if (srun) {
+    fprintf(stderr, "mbstudy simulate: %s\nthe %ld rows up to t = %g s are in %s\n",
+            mbs_state_error(st)->message, o.reports, res.t_end, out);
+    rc = 1;
+  } else if (cl) {
+    fprintf(stderr, "mbstudy simulate: %s\n", o.err.message);
+    rc = 1;
+  } else {
+    printf("wrote %s: %ld rows, t = 0 .. %g s; %ld steps (%ld rejected), %ld evaluations\n", out,
+           o.reports, res.t_end, res.integrator.steps, res.integrator.rejected,
+           res.integrator.evaluations);
+  }
+done:
+  if (labels)
+    for (int i = 0; i < ncol; i++) free(labels[i]);
+  free(labels);
+  free(o.row);
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+  return rc;
+}
