@@ -11,17 +11,18 @@
 // bodies' stations at P along n. Potential energy (2/5) k x^(5/2).
 //
 // Friction (both forces): the slip velocity v (tangential part of the bodies' relative velocity
-// at P) gets the force fn mu(|v|) against it, with Simbody's HuntCrossleyForce /
-// ElasticFoundationForce curve (Hollars), which OpenSim uses:
-//   mu = min(vs/vt, 1) (mu_d + 2 (mu_s - mu_d) / (1 + (vs/vt)^2)) + mu_v vs
-// and each coefficient combined as 2 mu1 mu2 / (mu1 + mu2) (0 when both are 0). The paper's
-// three-segment quintic spline (§5.1) belongs to Simbody's CompliantContactSubsystem, which
-// OpenSim's HuntCrossleyForce and ElasticFoundationForce do not use; we follow the forces so
-// that OpenSim models give OpenSim's numbers. The curve is continuous with a kink at vs = vt,
-// rises linearly from 0 (no true stiction: a body "sticks" by creeping at a speed below vt)
-// and peaks at mu_s at vs = vt. Unlike Simbody's HuntCrossleyForce, friction scales the
-// clipped normal force (Simbody uses the unclipped one, which lets friction push along the
-// slip while the surfaces separate fast).
+// at P) gets the force fn mu(|v|) against it, each coefficient combined as 2 mu1 mu2 /
+// (mu1 + mu2) (0 when both are 0). Two laws (mbs_friction_model):
+// - Hollars (the default): Simbody's HuntCrossleyForce / ElasticFoundationForce curve, which
+//   OpenSim uses, so that OpenSim models give OpenSim's numbers:
+//     mu = min(vs/vt, 1) (mu_d + 2 (mu_s - mu_d) / (1 + (vs/vt)^2)) + mu_v vs
+//   continuous, with a kink at vs = vt where it peaks at mu_s.
+// - Stribeck: the paper's three-segment spline (§5.1, Fig. 5; Simbody's compliant contact
+//   subsystem): quintic smooth steps from 0 up to mu_s on [0, vt] and down to mu_d on
+//   [vt, 3 vt], then mu_d, plus mu_v vs; C2 everywhere.
+// Both rise from 0 (no true stiction: a body "sticks" by creeping at a speed below vt).
+// Unlike Simbody's HuntCrossleyForce, friction scales the clipped normal force (Simbody uses
+// the unclipped one, which lets friction push along the slip while the surfaces separate fast).
 //
 // Elastic foundation. One spring per mesh face whose centroid lies inside the other geometry
 // (half-space or sphere): depth x from the centroid to the nearest point S of the other
@@ -52,11 +53,45 @@ static double harmonic(double a, double b) { return a + b > 0 ? 2.0 * a * b / (a
 
 typedef struct friction {
   double us, ud, uv, vt;
+  int model;  // mbs_friction_model
 } friction;
+
+// 10 x^3 - 15 x^4 + 6 x^5: 0 to 1 on [0, 1] with zero slope and curvature at both ends
+static double step5(double x) { return x * x * x * (10.0 + x * (-15.0 + 6.0 * x)); }
 
 static double stribeck(const friction* fr, double vs) {
   const double r = vs / fr->vt;
+  if (fr->model == MBS_FRICTION_STRIBECK) {
+    // the paper's curve (§5.1; Simbody's compliant contact subsystem): quintic from 0 to mu_s
+    // on [0, vt], quintic from mu_s down to mu_d on [vt, 3 vt], then mu_d; C2 throughout
+    const double dry = r >= 3.0   ? fr->ud
+                       : r >= 1.0 ? fr->us - (fr->us - fr->ud) * step5(0.5 * (r - 1.0))
+                                  : fr->us * step5(r);
+    return dry + fr->uv * vs;
+  }
   return (r < 1.0 ? r : 1.0) * (fr->ud + 2.0 * (fr->us - fr->ud) / (1.0 + r * r)) + fr->uv * vs;
+}
+
+double mbs_contact_friction_coefficient(mbs_friction_model model, double us, double ud,
+                                        double uv, double vt, double v) {
+  const friction fr = {us, ud, uv, vt, (int)model};
+  return stribeck(&fr, v);
+}
+
+int mbs_system_set_contact_friction_model(mbs_system* sys, int force, mbs_friction_model model) {
+  int rc = mbs_system_check_building(sys, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce ||
+      (sys->force[force].type != MBS_FORCE_HUNT_CROSSLEY &&
+       sys->force[force].type != MBS_FORCE_ELASTIC_FOUNDATION))
+    return mbs_error_set(&sys->err, MBS_ERR_ARGUMENT, __func__, __LINE__, "contact",
+                         "force %d is not a contact force", force);
+  if (model != MBS_FRICTION_HOLLARS && model != MBS_FRICTION_STRIBECK)
+    return mbs_error_set(&sys->err, MBS_ERR_ARGUMENT, __func__, __LINE__, sys->force[force].name,
+                         "force '%s': unknown friction model %d", sys->force[force].name,
+                         (int)model);
+  sys->force[force].iarg[1] = (int)model;
+  return MBS_OK;
 }
 
 // velocity in G of the station of body b at ground point p
@@ -198,6 +233,10 @@ static int hertz_pair_eval(const mbs_system* sys, const mbs_state* st, const mbs
   return 1;
 }
 
+static int friction_model_of(const mbs_force_desc* f) {
+  return f->iarg[1] == MBS_FRICTION_STRIBECK ? MBS_FRICTION_STRIBECK : MBS_FRICTION_HOLLARS;
+}
+
 static void hunt_crossley_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f,
                                 const double* p, double* F_body, double* f_mob) {
   (void)f_mob;
@@ -214,7 +253,7 @@ static void hunt_crossley_apply(const mbs_system* sys, mbs_state* st, const mbs_
     const friction fr = {harmonic(m1[MBS_CS_STATIC], m2[MBS_CS_STATIC]),
                          harmonic(m1[MBS_CS_DYNAMIC], m2[MBS_CS_DYNAMIC]),
                          harmonic(m1[MBS_CS_VISCOUS], m2[MBS_CS_VISCOUS]),
-                         p[MBS_CF_TRANSITION]};
+                         p[MBS_CF_TRANSITION], friction_model_of(f)};
     const double x = hp.c.depth;
     double P[3], F[3];
     for (int k = 0; k < 3; k++) P[k] = hp.c.p1[k] - hp.s1 * x * hp.c.n[k];
@@ -262,6 +301,7 @@ static void efm_pair_setup(const mbs_system* sys, const mbs_state* st, const mbs
   const double* m2 = p + MBS_CF_SURFACES + MBS_CS_SIZE * so;
   const double k1 = m1[MBS_CS_STIFFNESS], k2 = m2[MBS_CS_STIFFNESS];
   e->fr.vt = p[MBS_CF_TRANSITION];
+  e->fr.model = friction_model_of(&sys->force[cf->force]);
   if (k2 == 0) {  // rigid other surface
     e->k = k1;
     e->s = 1.0;

@@ -81,6 +81,22 @@ int mbs_system_add_hunt_crossley(mbs_system* sys, const mbs_contact_surface* sur
 int mbs_system_add_elastic_foundation(mbs_system* sys, const mbs_contact_surface* surfaces,
                                       int n, double transition_velocity);
 
+// Friction laws mu(v) of the contact forces, v the slip speed (both get f = mu(v) f_normal):
+typedef enum mbs_friction_model {
+  // Simbody's HuntCrossleyForce and ElasticFoundationForce, which OpenSim uses (the default):
+  // mu = min(v/vt, 1) (mu_d + 2 (mu_s - mu_d) / (1 + (v/vt)^2)) + mu_v v; a kink at vt
+  MBS_FRICTION_HOLLARS = 0,
+  // the Simbody paper's Stribeck curve (§5.1): a quintic from 0 up to mu_s on [0, vt], a
+  // quintic down to mu_d on [vt, 3 vt], then mu_d; C2 everywhere; plus mu_v v
+  MBS_FRICTION_STRIBECK = 1,
+} mbs_friction_model;
+
+// choose the friction law of contact force `force` (while building)
+int mbs_system_set_contact_friction_model(mbs_system* sys, int force, mbs_friction_model model);
+// mu(v) of a law, for given (combined) coefficients and transition velocity
+double mbs_contact_friction_coefficient(mbs_friction_model model, double us, double ud,
+                                        double uv, double vt, double v);
+
 // One contact of a contact force at the current State.
 typedef struct mbs_contact_report {
   int geometry1, geometry2;  // the pair

@@ -62,6 +62,18 @@ static double stribeck(double vs, double vt, double us, double ud, double uv) {
   return fmin(r, 1.0) * (ud + 2 * (us - ud) / (1 + r * r)) + uv * vs;
 }
 
+// the paper's curve, written from its description: quintic smooth steps (10 x^3 - 15 x^4 +
+// 6 x^5) up to mu_s over [0, vt] and down to mu_d over [vt, 3 vt]
+static double paper_stribeck(double vs, double vt, double us, double ud) {
+  const double r = vs / vt;
+  if (r >= 3) return ud;
+  if (r >= 1) {
+    const double x = (r - 1) / 2;
+    return us + (ud - us) * x * x * x * (10 - 15 * x + 6 * x * x);
+  }
+  return us * r * r * r * (10 - 15 * r + 6 * r * r);
+}
+
 static void test_simbody_hunt_crossley(void) {
   const double R = 0.8, k1 = 1, k2 = 2, c1 = 0.5, c2 = 1.0, vt = 0.001;
   const double us1 = 1.0, us2 = 0.7, ud1 = 0.5, ud2 = 0.2, uv1 = 0.1, uv2 = 0.05;
@@ -501,8 +513,8 @@ static double downhill_speed(const mbs_system* sys, const mbs_state* st, const i
   return u[3] * L->dir[0] + u[4] * L->dir[1] + u[5] * L->dir[2];
 }
 
-static void block_on_incline(double th_deg, double us, double ud, double* v_end, double* a_meas,
-                             double* creep_expected) {
+static void block_on_incline(double th_deg, double us, double ud, int model, double* v_end,
+                             double* a_meas, double* creep_expected) {
   const double th = th_deg * M_PI / 180, m = 1.0, hx = 0.1, hz = 0.08, hy = 0.03, r = 0.02;
   const double E = 1e7, vt = 1e-3;
   mbs_system* sys = mbs_system_create("incline");
@@ -527,6 +539,8 @@ static void block_on_incline(double th_deg, double us, double ud, double* v_end,
   }
   const int hc = mbs_system_add_hunt_crossley(sys, surf, 5, vt);
   EXPECT_TRUE(hc >= 0);
+  if (model != MBS_FRICTION_HOLLARS)
+    EXPECT_OK(mbs_system_set_contact_friction_model(sys, hc, (mbs_friction_model)model));
   EXPECT_OK(mbs_system_finalize(sys));
   mbs_state* st = mbs_state_create(sys);
   // rotated by th about z, resting on the incline
@@ -554,7 +568,9 @@ static void block_on_incline(double th_deg, double us, double ud, double* v_end,
   double lo = 0, hi = vt;
   for (int it = 0; it < 100; it++) {
     const double mid = 0.5 * (lo + hi);
-    if (stribeck(mid, vt, us, ud, 0) < tan(th)) lo = mid; else hi = mid;
+    const double mu = model == MBS_FRICTION_STRIBECK ? paper_stribeck(mid, vt, us, ud)
+                                                     : stribeck(mid, vt, us, ud, 0);
+    if (mu < tan(th)) lo = mid; else hi = mid;
   }
   *creep_expected = tan(th) < us ? lo : NAN;
   // all four corners carry the block
@@ -575,19 +591,60 @@ static void block_on_incline(double th_deg, double us, double ud, double* v_end,
 
 static void test_incline(void) {
   const double us = 0.6, ud = 0.4;  // arctan(0.6) = 30.96 degrees
-  double v, a, creep;
-  block_on_incline(25, us, ud, &v, &a, &creep);
-  printf("  incline 25 deg: creep %.6g m/s (expected %.6g), acceleration %.3g m/s^2\n", v, creep,
-         a);
-  EXPECT_TRUE(fabs(v) < 1e-3);            // below the transition velocity: it sticks
-  EXPECT_NEAR(v / creep, 1.0, 1e-3);
-  EXPECT_ABS(a, 0, 1e-3);
-  block_on_incline(35, us, ud, &v, &a, &creep);
-  const double th = 35 * M_PI / 180, a_exp = g0 * (sin(th) - ud * cos(th));
-  printf("  incline 35 deg: slides at %.4g m/s with a = %.9g m/s^2 (g(sin - mu_d cos) = %.9g)\n",
-         v, a, a_exp);
-  EXPECT_TRUE(v > 0.5);
-  EXPECT_NEAR(a / a_exp, 1.0, 1e-5);
+  for (int model = 0; model < 2; model++) {
+    const char* mname = model == MBS_FRICTION_STRIBECK ? "paper's Stribeck spline" : "Hollars";
+    double v, a, creep;
+    block_on_incline(25, us, ud, model, &v, &a, &creep);
+    printf("  incline 25 deg (%s): creep %.6g m/s (expected %.6g), acceleration %.3g m/s^2\n",
+           mname, v, creep, a);
+    EXPECT_TRUE(fabs(v) < 1e-3);            // below the transition velocity: it sticks
+    EXPECT_NEAR(v / creep, 1.0, 1e-3);
+    EXPECT_ABS(a, 0, 1e-3);
+    block_on_incline(35, us, ud, model, &v, &a, &creep);
+    const double th = 35 * M_PI / 180, a_exp = g0 * (sin(th) - ud * cos(th));
+    printf("  incline 35 deg (%s): slides at %.4g m/s with a = %.9g m/s^2 (g(sin - mu_d cos) = "
+           "%.9g)\n", mname, v, a, a_exp);
+    EXPECT_TRUE(v > 0.5);
+    EXPECT_NEAR(a / a_exp, 1.0, 1e-5);
+  }
+}
+
+// The paper's Stribeck curve (§5.1, Fig. 5): 0 at rest, mu_s at vt, mu_d from 3 vt on, and C2:
+// one-sided first and second differences agree at the joints vt and 3 vt and at 0
+static void test_stribeck_spline(void) {
+  const double us = 0.9, ud = 0.5, uv = 0.3, vt = 0.01;
+  const mbs_friction_model S = MBS_FRICTION_STRIBECK;
+  EXPECT_NEAR(mbs_contact_friction_coefficient(S, us, ud, uv, vt, 0), 0, 0);
+  EXPECT_NEAR(mbs_contact_friction_coefficient(S, us, ud, uv, vt, vt), us + uv * vt, 1e-15);
+  EXPECT_NEAR(mbs_contact_friction_coefficient(S, us, ud, uv, vt, 3 * vt), ud + uv * 3 * vt,
+              1e-15);
+  EXPECT_NEAR(mbs_contact_friction_coefficient(S, us, ud, uv, vt, 10 * vt), ud + uv * 10 * vt,
+              1e-15);
+  double worst1 = 0, worst2 = 0;
+  const double knots[3] = {1e-9, vt, 3 * vt};
+  for (int k = 0; k < 3; k++) {
+    const double v = knots[k], h = 1e-5 * vt;
+    double f[5];
+    for (int i = 0; i < 5; i++)
+      f[i] = mbs_contact_friction_coefficient(S, us, ud, uv, vt, v + (i - 2) * h);
+    const double d1l = (f[2] - f[1]) / h, d1r = (f[3] - f[2]) / h;
+    const double d2l = (f[2] - 2 * f[1] + f[0]) / (h * h), d2r = (f[4] - 2 * f[3] + f[2]) / (h * h);
+    // scales: slopes of order (us - ud)/vt, curvatures of order (us - ud)/vt^2
+    worst1 = fmax(worst1, fabs(d1l - d1r) / ((us - ud) / vt));
+    worst2 = fmax(worst2, fabs(d2l - d2r) / ((us - ud) / (vt * vt)));
+  }
+  printf("  Stribeck spline: jumps at 0, vt, 3 vt: slope %.2e, curvature %.2e (relative)\n",
+         worst1, worst2);
+  EXPECT_TRUE(worst1 < 1e-4);
+  EXPECT_TRUE(worst2 < 1e-2);  // one-sided differences: O(h / vt) truncation; a kink gives O(1)
+  // the other law has its kink at vt
+  const mbs_friction_model H = MBS_FRICTION_HOLLARS;
+  const double h = 1e-6 * vt;
+  const double kink = (mbs_contact_friction_coefficient(H, us, ud, 0, vt, vt + h) -
+                       mbs_contact_friction_coefficient(H, us, ud, 0, vt, vt)) / h -
+                      (mbs_contact_friction_coefficient(H, us, ud, 0, vt, vt) -
+                       mbs_contact_friction_coefficient(H, us, ud, 0, vt, vt - h)) / h;
+  EXPECT_TRUE(fabs(kink) > 0.1 * us / vt);
 }
 
 //---------------------------------- energy and restitution ------------------------------------
@@ -953,6 +1010,7 @@ static void test_checks(void) {
 
 int main(void) {
   test_simbody_hunt_crossley();
+  test_stribeck_spline();
   test_pair_order();
   test_hertz_equilibrium();
   test_sphere_sphere();
