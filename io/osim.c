@@ -26,6 +26,7 @@
 #include "mbs/force.h"
 #include "mbs/mesh.h"
 #include "mbs/spatial.h"
+#include "mbs/table.h"
 
 //---------------------------------- the model --------------------------------------------------
 
@@ -84,6 +85,7 @@ struct mbs_osim_model {
   joint_rec* joint;
   int njoint, cap_joint;
   mbs_error* err;
+  const mbs_osim_options* opt;
 };
 
 static int grow(void** p, int* cap, int need, size_t size) {
@@ -1670,6 +1672,144 @@ static int read_wrap_objects(mbs_osim_model* m, xmlNodePtr model) {
   return MBS_OK;
 }
 
+//---------------------------------- external loads ---------------------------------------------
+
+static const char* file_base(const char* p) {
+  const char* s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+// a spline of time through a table column as a function of the system; -1 with the error set
+static int column_function(mbs_osim_model* m, const mbs_table* t, const char* label,
+                           const char* xml, int line, const char* force) {
+  const int c = mbs_table_column(t, label);
+  if (c < 0)
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line, force,
+                         "%s:%d: ExternalForce '%s': the data file has no column '%s'",
+                         file_base(xml), line, force, label),
+           -1;
+  double* x = malloc((size_t)t->nrow * sizeof(double));
+  double* y = malloc((size_t)t->nrow * sizeof(double));
+  if (!x || !y) {
+    free(x);
+    free(y);
+    return mbs_error_set(m->err, MBS_ERR_NO_MEMORY, "mbs_osim_read", line, force,
+                         "out of memory"),
+           -1;
+  }
+  for (int r = 0; r < t->nrow; r++) {
+    x[r] = mbs_table_get(t, r, 0);
+    y[r] = mbs_table_get(t, r, c);
+  }
+  char* fname = keep(m, fmt("external_loads/%s/%s", force, label));
+  mbs_function_spec s = {MBS_FUNC_NATURAL_CUBIC_SPLINE, fname, t->nrow, NULL, x, y, 0, -1};
+  const int id = mbs_system_add_function(m->sys, &s);
+  free(x);
+  free(y);
+  if (id < 0)
+    mbs_error_set(m->err, mbs_system_error(m->sys)->code, "mbs_osim_read", line, force,
+                  "%s:%d: ExternalForce '%s': column '%s': %s", file_base(xml), line, force,
+                  label, mbs_system_error(m->sys)->message);
+  return id;
+}
+
+static int read_external_loads(mbs_osim_model* m, const char* xml) {
+  xmlResetLastError();
+  xmlDocPtr doc = xmlReadFile(xml, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+                                              XML_PARSE_NOERROR | XML_PARSE_HUGE);
+  if (!doc) {
+    const xmlError* e = xmlGetLastError();
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", 0, xml, "%s:%d: %s",
+                         file_base(xml), e ? e->line : 0,
+                         e && e->message ? e->message : "cannot read the external loads file");
+  }
+  int rc = MBS_OK;
+  mbs_table* t = NULL;
+  char* data = NULL;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  xmlNodePtr el = root && !strcmp(tag(root), "ExternalLoads") ? root : child(root, "ExternalLoads");
+  const char* df = el ? text_of(m, child(el, "datafile")) : NULL;
+  if (!el || !df || !*df) {
+    rc = mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line_of(root), xml,
+                       "%s:%d: no <ExternalLoads> with a <datafile>", file_base(xml),
+                       line_of(root));
+    goto done;
+  }
+  const char* slash = strrchr(xml, '/');
+  data = df[0] == '/' || !slash ? dup_str(df) : fmt("%.*s/%s", (int)(slash - xml), xml, df);
+  mbs_error terr;
+  if (!data || mbs_table_read(data, &t, &terr) != MBS_OK) {
+    rc = mbs_error_set(m->err, data ? terr.code : MBS_ERR_NO_MEMORY, "mbs_osim_read",
+                       line_of(el), xml, "%s: datafile: %s", file_base(xml),
+                       data ? terr.message : "out of memory");
+    goto done;
+  }
+  xmlNodePtr objs = child(el, "objects");
+  for (xmlNodePtr e = objs ? objs->children : NULL; e && !rc; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* nm = keep_name(m, e);
+    const int line = line_of(e);
+    if (strcmp(tag(e), "ExternalForce") != 0) {
+      warn_at(m, line, tag(e), nm, "not an ExternalForce; ignored");
+      continue;
+    }
+    if (read_bool(m, e, "isDisabled", 0)) continue;
+    const char* bodies[3] = {text_of(m, child(e, "applied_to_body")),
+                             text_of(m, child(e, "force_expressed_in_body")),
+                             text_of(m, child(e, "point_expressed_in_body"))};
+    int b[3];
+    for (int k = 0; k < 3; k++) {
+      const int mb = mbs_body_find(m->sys, bodies[k] ? base_name(bodies[k]) : "");
+      if (mb < 0 && !(bodies[k] && !strcmp(base_name(bodies[k]), "ground"))) {
+        rc = mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line, nm,
+                           "%s:%d: ExternalForce '%s': '%s' is not a body of the model",
+                           file_base(xml), line, nm, bodies[k] ? bodies[k] : "");
+        break;
+      }
+      b[k] = mb < 0 ? 0 : mb;
+    }
+    if (rc) break;
+    mbs_external_force_spec s;
+    memset(&s, 0, sizeof(s));
+    s.body = b[0];
+    s.force_frame_body = b[1];
+    s.point_frame_body = b[2];
+    const char* ids[3] = {text_of(m, child(e, "force_identifier")),
+                          text_of(m, child(e, "point_identifier")),
+                          text_of(m, child(e, "torque_identifier"))};
+    int* fns[3] = {s.force_functions, s.point_functions, s.torque_functions};
+    for (int k = 0; k < 3 && !rc; k++) {
+      for (int a = 0; a < 3; a++) fns[k][a] = -1;
+      if (!ids[k] || !*ids[k] || !strcmp(ids[k], "Unassigned")) continue;
+      for (int a = 0; a < 3 && !rc; a++) {
+        char label[256];
+        snprintf(label, sizeof(label), "%s%c", ids[k], "xyz"[a]);
+        fns[k][a] = column_function(m, t, label, xml, line, nm);
+        if (fns[k][a] < 0) rc = m->err->code ? m->err->code : MBS_ERR_PARSE;
+      }
+    }
+    if (rc) break;
+    const int id = mbs_system_add_external_force(m->sys, &s);
+    if (id < 0) {
+      rc = mbs_error_set(m->err, mbs_system_error(m->sys)->code, "mbs_osim_read", line, nm,
+                         "%s:%d: ExternalForce '%s': %s", file_base(xml), line, nm,
+                         mbs_system_error(m->sys)->message);
+      break;
+    }
+    if (mbs_system_set_force_name(m->sys, id, nm) != MBS_OK) {
+      rc = mbs_error_set(m->err, mbs_system_error(m->sys)->code, "mbs_osim_read", line, nm,
+                         "%s:%d: ExternalForce '%s': %s", file_base(xml), line, nm,
+                         mbs_system_error(m->sys)->message);
+      break;
+    }
+  }
+done:
+  mbs_table_free(t);
+  free(data);
+  xmlFreeDoc(doc);
+  return rc;
+}
+
 //---------------------------------- reading ----------------------------------------------------
 
 static int read_model(mbs_osim_model* m, xmlNodePtr model) {
@@ -1685,6 +1825,8 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
   free(cf);
   if (rc) return rc;
   if ((rc = read_markers(m, model)) || (rc = read_wrap_objects(m, model))) return rc;
+  if (m->opt && m->opt->external_loads && (rc = read_external_loads(m, m->opt->external_loads)))
+    return rc;
   // gravity
   double g[3];
   static const double g0[3] = {0, -9.80665, 0};
@@ -1724,6 +1866,11 @@ static void order_records(mbs_osim_model* m) {
 }
 
 mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err) {
+  return mbs_osim_read_options(path, NULL, err);
+}
+
+mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* o,
+                                      mbs_error* err) {
   mbs_error local;
   if (!err) err = &local;
   mbs_error_clear(err);
@@ -1743,6 +1890,7 @@ mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err) {
     return NULL;
   }
   m->err = err;
+  m->opt = o;
   m->path = dup_str(path);
   const char* slash = strrchr(path, '/');
   m->dir = slash ? fmt("%.*s", (int)(slash - path), path) : dup_str(".");
@@ -1794,6 +1942,7 @@ mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err) {
   }
   order_records(m);
   m->err = NULL;
+  m->opt = NULL;
   // the frames and joints were only needed while reading
   free(m->frame);
   free(m->body);

@@ -28,6 +28,7 @@ static void usage(FILE* f) {
           "            values (model order, rad and m) then the speeds; prints the accelerations\n"
           "  simulate MODEL.osim --duration T --out FILE.sto [--accuracy A (1e-3)]\n"
           "            [--integrator NAME (rk_merson)] [--report S (0.01)]\n"
+          "            [--external-loads FILE.xml (OpenSim ExternalLoads, e.g. ground reactions)]\n"
           "            forward simulation from the default pose; writes an OpenSim states file\n"
           "  version   print the version\n"
           "  help      print this text\n",

@@ -13,9 +13,11 @@
 #include "mbs/sto.h"
 #include "progress.h"
 
-static mbs_osim_model* load(const char* path, const char* cmd, int quiet) {
+static mbs_osim_model* load_with(const char* path, const char* loads, const char* cmd,
+                                 int quiet) {
   mbs_error err;
-  mbs_osim_model* m = mbs_osim_read(path, &err);
+  mbs_osim_options o = {loads};
+  mbs_osim_model* m = mbs_osim_read_options(path, &o, &err);
   if (!m) {
     fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);
     return NULL;
@@ -25,6 +27,10 @@ static mbs_osim_model* load(const char* path, const char* cmd, int quiet) {
       fprintf(stderr, "warning: %s\n", mbs_osim_warning(m, i));
   }
   return m;
+}
+
+static mbs_osim_model* load(const char* path, const char* cmd, int quiet) {
+  return load_with(path, NULL, cmd, quiet);
 }
 
 static const char* motion_name(mbs_osim_motion t) {
@@ -243,7 +249,7 @@ static int report_row(const mbs_system* sys, mbs_state* st, void* user) {
 }
 
 int mbs_cmd_simulate(int argc, char** argv) {
-  const char *model = NULL, *out = NULL, *integ = "rk_merson";
+  const char *model = NULL, *out = NULL, *integ = "rk_merson", *loads = NULL;
   double duration = NAN, accuracy = 1e-3, report = 0.01, step = 1e-4;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
@@ -258,6 +264,7 @@ int mbs_cmd_simulate(int argc, char** argv) {
       return 2;
     }
     if (!strcmp(a, "--out")) out = v;
+    else if (!strcmp(a, "--external-loads")) loads = v;
     else if (!strcmp(a, "--integrator")) integ = v;
     else if (!strcmp(a, "--duration")) duration = strtod(v, &end);
     else if (!strcmp(a, "--accuracy")) accuracy = strtod(v, &end);
@@ -276,7 +283,7 @@ int mbs_cmd_simulate(int argc, char** argv) {
   if (!model || !out || !(duration > 0)) {
     fprintf(stderr, "usage: mbstudy simulate MODEL.osim --duration T --out FILE.sto "
                     "[--accuracy A (1e-3)] [--integrator NAME (rk_merson)] [--report S (0.01)] "
-                    "[--step S (fixed-step integrators, 1e-4)]\n");
+                    "[--step S (fixed-step integrators, 1e-4)] [--external-loads FILE.xml]\n");
     return 2;
   }
   const int type = mbs_integrator_from_name(integ);
@@ -285,7 +292,7 @@ int mbs_cmd_simulate(int argc, char** argv) {
                     "cvode_bdf, euler, rk4, semi_explicit_euler, verlet)\n", integ);
     return 2;
   }
-  mbs_osim_model* m = load(model, "simulate", 0);
+  mbs_osim_model* m = load_with(model, loads, "simulate", 0);
   if (!m) return 1;
   const mbs_system* sys = mbs_osim_system(m);
   mbs_state* st = mbs_state_create(sys);

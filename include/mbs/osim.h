@@ -84,6 +84,17 @@ typedef struct mbs_osim_marker {
 // Read `path`; NULL on failure with the message in err. Warnings (unknown elements, elements
 // kept but not simulated) are collected in the model.
 mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err);
+
+typedef struct mbs_osim_options {
+  // an OpenSim ExternalLoads file (e.g. ground reactions): each ExternalForce in it becomes a
+  // prescribed external force whose force, point and torque follow its datafile's columns
+  // (<identifier>x, y, z) through natural cubic splines of time; NULL for none
+  const char* external_loads;
+} mbs_osim_options;
+
+// as mbs_osim_read, with options (o may be NULL)
+mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* o,
+                                      mbs_error* err);
 void mbs_osim_free(mbs_osim_model* m);
 
 const mbs_system* mbs_osim_system(const mbs_osim_model* m);

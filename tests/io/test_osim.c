@@ -13,6 +13,7 @@
 
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
+#include "mbs/table.h"
 #include "mbs_test.h"
 
 static const double g0 = 9.80665;
@@ -597,6 +598,122 @@ static void test_bouncing_block(const char* data) {
   mbs_osim_free(m);
 }
 
+// subject01.osim with its ground reactions (ExternalLoads file and .mot): at a sample time the
+// loads' generalized forces equal J^T F for the force, point and torque columns of that row
+static void test_external_loads(const char* data) {
+  char model[1024], xml[1024], mot[1024];
+  snprintf(model, sizeof(model), "%s/data/gait10dof18musc/subject01.osim", data);
+  snprintf(xml, sizeof(xml), "%s/data/gait10dof18musc/ExperimentalData/subject01_walk_grf.xml",
+           data);
+  snprintf(mot, sizeof(mot), "%s/data/gait10dof18musc/ExperimentalData/subject01_walk_grf.mot",
+           data);
+  mbs_error err;
+  mbs_osim_options opt = {xml};
+  mbs_osim_model* with = mbs_osim_read_options(model, &opt, &err);
+  EXPECT_TRUE(with != NULL);
+  if (!with) {
+    printf("%s\n", err.message);
+    return;
+  }
+  mbs_osim_model* without = mbs_osim_read(model, &err);
+  mbs_table* t = NULL;
+  EXPECT_OK(mbs_table_read(mot, &t, &err));
+  if (!without || !t) {
+    mbs_osim_free(with);
+    mbs_osim_free(without);
+    mbs_table_free(t);
+    return;
+  }
+  const mbs_system* sa = mbs_osim_system(with);
+  const mbs_system* sb = mbs_osim_system(without);
+  EXPECT_EQ_INT(mbs_system_nforce(sa), mbs_system_nforce(sb) + 2);
+  EXPECT_TRUE(mbs_force_find(sa, "right") >= 0 && mbs_force_find(sa, "left") >= 0);
+  const int nu = mbs_system_nu(sa);
+  mbs_state* st[2] = {mbs_state_create(sa), mbs_state_create(sb)};
+  double* tau[2] = {calloc((size_t)nu, sizeof(double)), calloc((size_t)nu, sizeof(double))};
+  double* zero = calloc((size_t)nu, sizeof(double));
+  double* f = calloc((size_t)nu, sizeof(double));
+  double* F = calloc(6 * (size_t)mbs_system_nbody(sa), sizeof(double));
+  const int row = 600;
+  const double time = mbs_table_get(t, row, 0);
+  for (int k = 0; k < 2; k++) {
+    EXPECT_OK(mbs_osim_default_state(k ? without : with, st[k]));
+    mbs_state_set_time(st[k], time);
+    EXPECT_OK(mbs_realize_dynamics(k ? sb : sa, st[k]));
+    EXPECT_OK(mbs_calc_inverse_dynamics(k ? sb : sa, st[k], zero, tau[k]));
+  }
+  // the expected body forces from the row: [T + (p - o) x F; F] about each calcn's origin
+  const char* prefix[2] = {"", "1_"};
+  const char* body[2] = {"calcn_r", "calcn_l"};
+  for (int s = 0; s < 2; s++) {
+    char lab[64];
+    double Fv[3], P[3], T[3], o[3];
+    for (int a = 0; a < 3; a++) {
+      snprintf(lab, sizeof(lab), "%sground_force_v%c", prefix[s], "xyz"[a]);
+      Fv[a] = mbs_table_get(t, row, mbs_table_column(t, lab));
+      snprintf(lab, sizeof(lab), "%sground_force_p%c", prefix[s], "xyz"[a]);
+      P[a] = mbs_table_get(t, row, mbs_table_column(t, lab));
+      snprintf(lab, sizeof(lab), "%sground_torque_%c", prefix[s], "xyz"[a]);
+      T[a] = mbs_table_get(t, row, mbs_table_column(t, lab));
+    }
+    const int b = mbs_body_find(sa, body[s]);
+    const double origin[3] = {0, 0, 0};
+    EXPECT_OK(mbs_get_station_location(sa, st[0], b, origin, o));
+    double r[3], m[3];
+    mbs_v3_sub(r, P, o);
+    mbs_v3_cross(m, r, Fv);
+    for (int a = 0; a < 3; a++) {
+      F[6 * b + a] += T[a] + m[a];
+      F[6 * b + 3 + a] += Fv[a];
+    }
+  }
+  EXPECT_OK(mbs_calc_jacobian_transpose_times(sa, st[0], F, f));
+  double worst = 0, scale = 0;
+  for (int i = 0; i < nu; i++) {
+    worst = fmax(worst, fabs((tau[1][i] - tau[0][i]) - f[i]));
+    scale = fmax(scale, fabs(f[i]));
+  }
+  printf("ground reactions at t = %g s: generalized forces against J^T F: worst %.2e (largest "
+         "%.1f)\n", time, worst, scale);
+  EXPECT_TRUE(scale > 100);
+  EXPECT_TRUE(worst < 1e-9 * scale);
+  free(tau[0]);
+  free(tau[1]);
+  free(zero);
+  free(f);
+  free(F);
+  mbs_state_destroy(st[0]);
+  mbs_state_destroy(st[1]);
+  mbs_table_free(t);
+  mbs_osim_free(with);
+  mbs_osim_free(without);
+  // a missing column names the file, the line and the force
+  char bad[512];
+  path_in_tmp(bad, sizeof(bad), "grf_bad.xml");
+  char* text = slurp(xml);
+  if (text) {
+    char* at = strstr(text, "<force_identifier>ground_force_v");
+    if (at) memcpy(at + strlen("<force_identifier>"), "ground_farce_v", 14);
+    char* dfile = strstr(text, "<datafile>");
+    FILE* fo = fopen(bad, "w");
+    if (fo && dfile) {
+      fwrite(text, 1, (size_t)(dfile - text), fo);
+      fprintf(fo, "<datafile>%s</datafile></ExternalLoads></OpenSimDocument>\n", mot);
+      fclose(fo);
+    } else if (fo) {
+      fclose(fo);
+    }
+    free(text);
+    opt.external_loads = bad;
+    mbs_osim_model* m = mbs_osim_read_options(model, &opt, &err);
+    EXPECT_TRUE(m == NULL);
+    printf("renamed column: %s\n", err.message);
+    EXPECT_TRUE(strstr(err.message, "grf_bad.xml:") && strstr(err.message, "'right'") &&
+                strstr(err.message, "ground_farce_vx"));
+    mbs_osim_free(m);
+  }
+}
+
 int main(int argc, char** argv) {
   const char* data = NULL;
   const char* mbstudy = NULL;
@@ -618,6 +735,7 @@ int main(int argc, char** argv) {
     test_published_models(data);
     test_double_pendulum(data, mbstudy);
     test_bouncing_block(data);
+    test_external_loads(data);
   } else {
     test_written_model();
     test_contact_mesh_model();
