@@ -6,7 +6,7 @@ find_package(OpenMP REQUIRED COMPONENTS C)
 
 # Parallel HDF5 is required: studies gather trajectories with collective writes.
 set(HDF5_PREFER_PARALLEL TRUE)
-find_package(HDF5 COMPONENTS C)
+find_package(HDF5 COMPONENTS C HL)
 if(NOT HDF5_FOUND)
   message(FATAL_ERROR "HDF5 not found: install the parallel build (Debian: libhdf5-openmpi-dev)")
 endif()

@@ -1869,8 +1869,21 @@ mbs_osim_model* mbs_osim_read(const char* path, mbs_error* err) {
   return mbs_osim_read_options(path, NULL, err);
 }
 
+static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
+                                const mbs_osim_options* o, mbs_error* err);
+
 mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* o,
                                       mbs_error* err) {
+  return read_any(path, NULL, 0, o, err);
+}
+
+mbs_osim_model* mbs_osim_parse(const char* text, size_t len, const char* name,
+                               const mbs_osim_options* o, mbs_error* err) {
+  return read_any(name ? name : "model.osim", text ? text : "", text ? len : 0, o, err);
+}
+
+static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
+                                const mbs_osim_options* o, mbs_error* err) {
   mbs_error local;
   if (!err) err = &local;
   mbs_error_clear(err);
@@ -1878,12 +1891,14 @@ mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* 
     MBS_FAIL(err, MBS_ERR_ARGUMENT, "osim", "mbs_osim_read: no path");
     return NULL;
   }
-  FILE* f = fopen(path, "rb");
-  if (!f) {
-    MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
+  if (!text) {
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+      MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
+      return NULL;
+    }
+    fclose(f);
   }
-  fclose(f);
   mbs_osim_model* m = calloc(1, sizeof(*m));
   if (!m) {
     MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
@@ -1895,8 +1910,9 @@ mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* 
   const char* slash = strrchr(path, '/');
   m->dir = slash ? fmt("%.*s", (int)(slash - path), path) : dup_str(".");
   xmlResetLastError();
-  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                               XML_PARSE_NOERROR | XML_PARSE_HUGE);
+  const int xopt = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_HUGE;
+  xmlDocPtr doc = text ? xmlReadMemory(text, (int)len, path, NULL, xopt)
+                       : xmlReadFile(path, NULL, xopt);
   if (!doc) {
     const xmlError* e = xmlGetLastError();
     char msg[256] = "not a well-formed XML document";

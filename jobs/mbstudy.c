@@ -6,6 +6,7 @@
 
 #include "demo.h"
 #include "model_cmd.h"
+#include "run_cmd.h"
 #include "mbs/mbs.h"
 
 static void usage(FILE* f) {
@@ -30,6 +31,9 @@ static void usage(FILE* f) {
           "            [--integrator NAME (rk_merson)] [--report S (0.01)]\n"
           "            [--external-loads FILE.xml (OpenSim ExternalLoads, e.g. ground reactions)]\n"
           "            forward simulation from the default pose; writes an OpenSim states file\n"
+          "  run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n"
+          "            run a study (Monte Carlo over the parameters of a model); under mpirun\n"
+          "            the ranks share the samples; --resume finishes a stopped study\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 2, argv + 2);
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
+  if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("mbstudy %s\n", MBS_VERSION_STRING);
     return 0;

@@ -92,6 +92,11 @@ typedef struct mbs_osim_options {
   const char* external_loads;
 } mbs_osim_options;
 
+// a model from text in memory (`name` stands for the file in messages; relative paths, such as
+// mesh files, resolve against the current folder)
+mbs_osim_model* mbs_osim_parse(const char* text, size_t len, const char* name,
+                               const mbs_osim_options* o, mbs_error* err);
+
 // as mbs_osim_read, with options (o may be NULL)
 mbs_osim_model* mbs_osim_read_options(const char* path, const mbs_osim_options* o,
                                       mbs_error* err);

@@ -29,6 +29,7 @@ extern "C" {
   X(MBS_ERR_ASSEMBLY,       -202, "constraints cannot be satisfied")                \
   X(MBS_ERR_INTEGRATOR,     -203, "integration failed")                             \
   X(MBS_ERR_STEP_LIMIT,     -204, "step limit reached")                             \
+  X(MBS_ERR_INTERRUPTED,    -205, "stopped by a signal")                            \
   X(MBS_ERR_NO_MEMORY,      -300, "out of memory")                                  \
   X(MBS_ERR_STACK,          -301, "scratch stack exhausted")                        \
   X(MBS_ERR_IO,             -400, "input/output error")                             \

@@ -1,0 +1,167 @@
+// Study specifications: the YAML file that describes a study, read with libfyaml into
+// mbs_study_spec. Every error names the file, the line and the key
+// ("study.yaml:14: parameters[2].distribution.type: unknown distribution 'gauss' (uniform,
+// normal, lognormal, truncated_normal, discrete, constant)"). Unknown keys are errors, never
+// ignored. Statuses: MBS_ERR_PARSE for the form (YAML syntax, unknown or missing keys, a list
+// or mapping or text where something else belongs, numbers that do not parse), MBS_ERR_ARGUMENT
+// for values out of range, unknown names, duplicates and references to nothing, MBS_ERR_IO
+// when the file cannot be read. Numbers are plain (unquoted) decimal scalars, finite.
+//
+// Example:
+//
+//   model: double_pendulum              # a built-in model, or a path to an .osim file
+//                                       # (relative to the spec file)
+//   external_loads: grf.xml             # optional, for .osim models
+//   simulation:
+//     duration: 5                       # s
+//     accuracy: 1.0e-4
+//     integrator: rk_merson             # any of mbs_integrator_from_name
+//     output_interval: 0.01             # s between trajectory frames
+//     max_wall_time: 60                 # s per sample; 0: none
+//     events:
+//       - name: fall
+//         body: pelvis                  # a station on a body...
+//         point: [0, 0, 0]              # (in the body, default origin)
+//         height_below: 0.5             # ...whose Ground y falls below this ends the sample
+//         # (or height_above; or coordinate: q1 with below: or above:); terminate: false
+//         # records the time without ending the sample
+//   parameters:
+//     - path: /bodyset/rod1/mass
+//       distribution: {type: uniform, low: 0.8, high: 1.2}
+//     - path: /bodyset/rod2/mass
+//       scale: {type: normal, mean: 1.0, std: 0.05}   # a factor on the model's value
+//     - path: /jointset/pin1/q1/default_value          # initial coordinate value
+//       distribution: {type: discrete, values: [-0.5, 0, 0.5]}
+//     - path: /bodyset/rod1/mass_center[1]             # one component of a vector
+//       distribution: {type: truncated_normal, mean: 0.5, std: 0.1, low: 0.3, high: 0.7}
+//   # distribution (and scale) types and their keys: uniform {low, high}, normal {mean, std},
+//   # lognormal {mu, sigma} (mean and standard deviation of log x), truncated_normal {mean,
+//   # std, low, high}, discrete {values: [...]}, constant {value}; exactly one of distribution
+//   # and scale per parameter, each (path, component) at most once
+//   outputs:                            # optional
+//     trajectories: [q, u, com, bodies, contacts]   # q, u, z, com, bodies, contacts,
+//                                       # reactions; default [q, u] when not given
+//     bodies: [rod2]                    # positions and orientations of these bodies (with
+//                                       # 'bodies' in trajectories)
+//     contacts: [foot_contact_force]    # contact forces of these forces (with 'contacts')
+//     scalars:
+//       - {name: q1_end, of: q, coordinate: q1, at: final}     # final | max | min | mean
+//       - {name: rod2_y_max, of: "body:rod2", component: 1, at: max}  # com too: component
+//       - {name: fall_time, event: fall}                       # event time (NaN if none)
+//   sampling:
+//     count: 1000
+//     seed: 42
+//     method: lhs                       # random | lhs | sobol
+//   execution:
+//     threads: 2                        # per MPI rank; 0: OpenMP's default
+//     checkpoint_interval: 30           # s of wall time between checkpoints
+//   output: results.h5                  # relative to the spec file's folder
+#ifndef MBS_SPEC_H_
+#define MBS_SPEC_H_
+
+#include "mbs/sampler.h"
+#include "mbs/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mbs_spec_parameter {
+  char* path;                  // "/bodyset/rod1/mass"; written "/bodyset/rod1/mass_center[1]"
+                               // it is "/bodyset/rod1/mass_center" with component 1
+  int component;               // index within a vector parameter (from "[k]"), else 0
+  int is_scale;                // 1: the drawn value multiplies the model's value
+  mbs_distribution dist;       // values owned by the spec
+  int line;                    // where it was given
+} mbs_spec_parameter;
+
+typedef enum mbs_spec_event_kind {
+  MBS_SPEC_EVENT_HEIGHT_BELOW = 0,   // a body station's Ground y falls below `value`
+  MBS_SPEC_EVENT_HEIGHT_ABOVE,       // rises above `value`
+  MBS_SPEC_EVENT_COORDINATE_BELOW,   // a coordinate falls below `value`
+  MBS_SPEC_EVENT_COORDINATE_ABOVE,
+} mbs_spec_event_kind;
+
+typedef struct mbs_spec_event {
+  char* name;
+  mbs_spec_event_kind kind;
+  char* body;                  // height events
+  double point[3];
+  char* coordinate;            // coordinate events
+  double value;
+  int terminate;               // 1: the sample ends at the event (default); 0: only recorded
+  int line;
+} mbs_spec_event;
+
+typedef enum mbs_spec_reduce {
+  MBS_SPEC_AT_FINAL = 0,
+  MBS_SPEC_AT_MAX,
+  MBS_SPEC_AT_MIN,
+  MBS_SPEC_AT_MEAN,            // over the output frames
+} mbs_spec_reduce;
+
+typedef struct mbs_spec_scalar {
+  char* name;
+  char* of;                    // "q", "u", "com" (component 0..2), "body:<name>" (position
+                               // component), or NULL for an event time
+  char* coordinate;            // for q and u
+  int component;               // for com and body positions
+  mbs_spec_reduce at;
+  char* event;                 // the event whose first time this is
+  int line;
+} mbs_spec_scalar;
+
+// trajectory quantities (bit flags)
+enum {
+  MBS_OUT_Q = 1,
+  MBS_OUT_U = 2,
+  MBS_OUT_Z = 4,
+  MBS_OUT_COM = 8,
+  MBS_OUT_BODIES = 16,
+  MBS_OUT_CONTACTS = 32,
+  MBS_OUT_REACTIONS = 64,
+};
+
+typedef struct mbs_study_spec {
+  char* path;                  // the spec file
+  char* text;                  // its whole text (kept for provenance)
+  char* model;                 // built-in name or .osim path as written
+  char* model_path;            // .osim path resolved against the spec's folder, or NULL
+  char* external_loads;        // resolved path or NULL
+  // simulation
+  double duration, accuracy, output_interval, max_wall_time;
+  char* integrator;
+  mbs_spec_event* events;
+  int nevents;
+  // parameters
+  mbs_spec_parameter* params;
+  int nparams;
+  // outputs
+  unsigned outputs;            // MBS_OUT_* flags
+  char** bodies;
+  int nbodies;
+  char** contacts;
+  int ncontacts;
+  mbs_spec_scalar* scalars;
+  int nscalars;
+  // sampling
+  long count;
+  uint64_t seed;
+  mbs_design_type method;
+  // execution
+  int threads;
+  double checkpoint_interval;
+  char* output;                // resolved against the spec's folder
+} mbs_study_spec;
+
+// Read and check a spec file. On failure *out is NULL and err says why.
+int mbs_spec_read(const char* path, mbs_study_spec** out, mbs_error* err);
+// the same from text (path used in messages and to resolve relative paths)
+int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs_error* err);
+void mbs_spec_free(mbs_study_spec* s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MBS_SPEC_H_

@@ -1,0 +1,86 @@
+// The study result file: one self-describing HDF5 file per study (layout in io/FORMAT.md).
+//
+// A writer creates the file with the study's layout, then receives the samples in increasing
+// sample order (each exactly once) and closes it. Trajectories are chunked by groups of
+// samples and compressed; the writer buffers one chunk's worth of samples, so its memory does
+// not grow with the number of samples. Statistics across samples (count, mean, standard
+// deviation per frame and component, in sample order: reproducible bit for bit) accumulate as
+// samples arrive; percentiles are computed at close by reading the trajectories back in blocks
+// of frames. Failed samples are stored with their status and NaN trajectories and take no part
+// in the statistics.
+#ifndef MBS_STORE_H_
+#define MBS_STORE_H_
+
+#include "mbs/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mbs_store mbs_store;
+
+// A trajectory quantity: frames x components per sample, e.g. "q" with one component per
+// coordinate, "com" with x, y, z, "bodies/rod2/position".
+typedef struct mbs_store_quantity {
+  const char* name;                  // dataset name under /trajectories (may contain '/')
+  int ncomp;
+  const char* const* components;     // component names (for the dimension scale)
+  const char* unit;                  // e.g. "rad or m", "m", "N"
+} mbs_store_quantity;
+
+typedef struct mbs_store_attribute {
+  const char* key;
+  const char* value;
+} mbs_store_attribute;
+
+typedef struct mbs_store_layout {
+  long nsamples;
+  int nparams;
+  const char* const* param_names;    // e.g. "/bodyset/rod1/mass"
+  const char* const* param_units;
+  int nframes;
+  const double* times;               // the time axis, s (nframes)
+  int nquantities;
+  const mbs_store_quantity* quantities;
+  int nscalars;
+  const char* const* scalar_names;
+  const char* const* scalar_units;
+  int npercentiles;                  // e.g. 5, 25, 50, 75, 95
+  const double* percentiles;
+  int nattributes;                   // provenance: written as root attributes
+  const mbs_store_attribute* attributes;
+  int samples_per_chunk;             // 0: chosen so a chunk holds about 256 KiB
+} mbs_store_layout;
+
+// Create `path` (refusing to replace an existing file unless `force`). NULL on failure.
+mbs_store* mbs_store_create(const char* path, const mbs_store_layout* layout, int force,
+                            mbs_error* err);
+
+// One sample's results. `traj[k]` holds quantity k as nframes_done x ncomp values (frames
+// after a sample ended early, e.g. at a terminating event or a failure, are stored as NaN).
+typedef struct mbs_store_sample {
+  long index;
+  const double* params;              // nparams
+  int status;                        // an mbs_status; 0 = ok
+  const char* message;               // "" when ok
+  double wall_time;                  // s
+  long steps;
+  int nframes_done;
+  const double* const* traj;         // nquantities pointers
+  const double* scalars;             // nscalars
+} mbs_store_sample;
+
+// Samples must come in increasing index order.
+int mbs_store_write_sample(mbs_store* s, const mbs_store_sample* sample, mbs_error* err);
+
+// Provenance known only at the end (end time, failure counts): more root attributes.
+int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mbs_error* err);
+
+// Flush the last chunk, write the statistics and close; frees s even on error.
+int mbs_store_close(mbs_store* s, mbs_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MBS_STORE_H_

@@ -1,0 +1,66 @@
+// Running a study: one model, many samples, over MPI ranks and OpenMP threads, into one HDF5
+// file (include/mbs/store.h, io/FORMAT.md).
+//
+// Each process builds the System once; each thread owns a State. Samples are handed out
+// dynamically: a shared counter (an MPI one-sided fetch-and-add on rank 0, or a local atomic
+// without MPI) gives each thread its next chunk of sample indices, chunks shrinking as the
+// study nears its end, so that samples of very different cost balance out. A sample's
+// parameters come from a counter-based generator keyed by (seed, sample index), so results do
+// not depend on rank count, thread count or schedule.
+//
+// Completed samples are appended, by each thread, to a journal file in `<output>.parts/`
+// (flushed to disk every checkpoint interval and when stopped). A study stopped in any way
+// (SIGTERM, SIGINT, SIGKILL, a lost node) resumes from the journals and finishes with every
+// sample exactly once. At the end, rank 0 merges the journals, in sample order, into the HDF5
+// file with the statistics across samples, and removes the journals.
+#ifndef MBS_STUDY_H_
+#define MBS_STUDY_H_
+
+#include <stdio.h>
+
+#include "mbs/spec.h"
+#include "mbs/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mbs_study_options {
+  int resume;            // continue from the journals of a stopped run
+  int force;             // replace an existing result file / discard journals
+  FILE* log;             // progress and the summary (rank 0); NULL: stderr
+  int quiet;             // no progress lines
+  int use_mpi;           // MPI is initialized by the caller and should be used
+  // called now and then on rank 0 with the samples completed so far (all runs) and the total
+  void (*progress)(void* user, long done, long total);
+  void* progress_user;
+} mbs_study_options;
+
+void mbs_study_options_default(mbs_study_options* o);
+
+// What a run did (on every rank; counts are global).
+typedef struct mbs_study_result {
+  long samples;          // in the study
+  long done;             // completed (ok or failed) in this run
+  long skipped;          // already completed by an earlier run (resume)
+  long failed;           // failed samples in the whole study
+  int stopped;           // stopped by a signal before the end (resume later)
+  double wall_time;      // s
+  double io_time;        // s spent writing journals (summed over this rank's threads) and the
+                         // result file (rank 0)
+  double merge_time;     // s spent writing the result file (rank 0)
+} mbs_study_result;
+
+// Run the study. Returns MBS_OK when the result file is complete (failed samples included),
+// MBS_ERR_INTERRUPTED when stopped by a signal (journals kept: resume), or an error.
+int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* o,
+                  mbs_study_result* result, mbs_error* err);
+
+// Install SIGTERM/SIGINT handlers that make a running study stop cleanly.
+void mbs_study_install_signal_handlers(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MBS_STUDY_H_

@@ -1,0 +1,1265 @@
+// Study specifications (YAML), read with libfyaml into mbs_study_spec.
+//
+// The document is parsed whole (anchors, aliases and merge keys resolved), then walked key by
+// key against a fixed schema: every mapping's keys are checked against the list it may hold
+// before any value is used, so a misspelled key is an error naming its full path and line,
+// never silently ignored. Every message reads "<file>:<line>: <key.path>: <what>".
+//
+// Statuses: MBS_ERR_PARSE for the form of the document (YAML syntax, unknown or missing keys,
+// a mapping, list or text where something else is needed, a number or integer that does not
+// parse, keys that exclude each other); MBS_ERR_ARGUMENT for values that are well formed but
+// not allowed (out of range, unknown names, duplicates, references to nothing); MBS_ERR_IO
+// when the file cannot be read; MBS_ERR_NO_MEMORY.
+//
+// Line numbers: libfyaml 0.7 gives marks for scalar tokens only, so a mapping or a list is
+// located by its first key or item, and a missing key by the key that holds the mapping.
+// io does not depend on studies: distribution and design names are mapped here, and
+// distribution numbers are checked here (the same rules as mbs_distribution_check).
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <libfyaml.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/integrate.h"
+#include "mbs/spec.h"
+
+#define KP_LEN 200  // key paths ("parameters[12].distribution.values[3]")
+
+typedef struct spec_ctx {
+  const char* file;  // name used in messages
+  mbs_error* err;
+} spec_ctx;
+
+// "<file>:<line>: <keypath>: <what>"
+static int __attribute__((format(printf, 5, 6)))
+fail(spec_ctx* c, int code, int line, const char* kp, const char* fmt, ...) {
+  char what[MBS_ERROR_MESSAGE_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  if (kp && kp[0])
+    return MBS_FAIL(c->err, code, kp, "%s:%d: %s: %s", c->file, line, kp, what);
+  return MBS_FAIL(c->err, code, c->file, "%s:%d: %s", c->file, line, what);
+}
+
+static int no_memory(spec_ctx* c, int line, const char* kp) {
+  return fail(c, MBS_ERR_NO_MEMORY, line, kp, "out of memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// nodes
+
+// 1-based line of a node: its scalar token, else its first key or item; `fallback` if none
+static int node_line(struct fy_node* n, int fallback) {
+  if (!n) return fallback;
+  switch (fy_node_get_type(n)) {
+    case FYNT_SCALAR: {
+      struct fy_token* t = fy_node_get_scalar_token(n);
+      const struct fy_mark* m = t ? fy_token_start_mark(t) : NULL;
+      return m ? m->line + 1 : fallback;
+    }
+    case FYNT_MAPPING: {
+      void* it = NULL;
+      struct fy_node_pair* p = fy_node_mapping_iterate(n, &it);
+      return p ? node_line(fy_node_pair_key(p), fallback) : fallback;
+    }
+    case FYNT_SEQUENCE: {
+      void* it = NULL;
+      struct fy_node* item = fy_node_sequence_iterate(n, &it);
+      return item ? node_line(item, fallback) : fallback;
+    }
+  }
+  return fallback;
+}
+
+static const char* scalar_text(struct fy_node* n, size_t* len) {
+  const char* s = fy_node_get_scalar(n, len);
+  if (!s) {
+    *len = 0;
+    return "";
+  }
+  return s;
+}
+
+// a missing value: `key:` alone, `~` or `null`
+static int is_null(struct fy_node* n) {
+  if (!n) return 1;
+  if (fy_node_get_type(n) != FYNT_SCALAR) return 0;
+  if (fy_node_get_style(n) != FYNS_PLAIN && fy_node_get_style(n) != FYNS_ANY) return 0;
+  size_t len;
+  const char* s = scalar_text(n, &len);
+  if (len == 0) return 1;
+  static const char* const nulls[] = {"~", "null", "Null", "NULL"};
+  for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+    if (len == strlen(nulls[i]) && memcmp(s, nulls[i], len) == 0) return 1;
+  return 0;
+}
+
+// what a node is, for messages: "a mapping", "a list", "'text'"
+static void describe(struct fy_node* n, char* buf, size_t cap) {
+  if (is_null(n)) {
+    snprintf(buf, cap, "nothing");
+  } else if (fy_node_get_type(n) == FYNT_MAPPING) {
+    snprintf(buf, cap, "a mapping");
+  } else if (fy_node_get_type(n) == FYNT_SEQUENCE) {
+    const int k = fy_node_sequence_item_count(n);
+    snprintf(buf, cap, "a list of %d item%s", k, k == 1 ? "" : "s");
+  } else {
+    size_t len;
+    const char* s = scalar_text(n, &len);
+    const enum fy_node_style st = fy_node_get_style(n);
+    const int quoted = st == FYNS_SINGLE_QUOTED || st == FYNS_DOUBLE_QUOTED;
+    snprintf(buf, cap, "'%.*s%s'%s", len > 40 ? 40 : (int)len, s, len > 40 ? "..." : "",
+             quoted ? " (quoted: a string)" : "");
+  }
+}
+
+static int expected(spec_ctx* c, struct fy_node* n, int line, const char* kp, const char* what) {
+  char got[80];
+  describe(n, got, sizeof(got));
+  return fail(c, MBS_ERR_PARSE, node_line(n, line), kp, "expected %s, got %s", what, got);
+}
+
+// (a key path too long for KP_LEN is cut, ending in "...")
+static void kp_cut(char* out, int written) {
+  if (written >= KP_LEN) memcpy(out + KP_LEN - 4, "...", 4);
+}
+
+static void kp_key(char* out, const char* parent, const char* key) {
+  if (parent && parent[0]) kp_cut(out, snprintf(out, KP_LEN, "%s.%s", parent, key));
+  else kp_cut(out, snprintf(out, KP_LEN, "%s", key));
+}
+
+static void kp_index(char* out, const char* parent, int i) {
+  kp_cut(out, snprintf(out, KP_LEN, "%s[%d]", parent, i));
+}
+
+// ---------------------------------------------------------------------------------------------
+// scalars
+
+// a string: any scalar but null or empty; *out is a new string
+static int get_string(spec_ctx* c, struct fy_node* n, int line, const char* kp, char** out) {
+  if (is_null(n) || fy_node_get_type(n) != FYNT_SCALAR) return expected(c, n, line, kp, "a name");
+  size_t len;
+  const char* s = scalar_text(n, &len);
+  if (len == 0) return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "is empty");
+  if (memchr(s, '\0', len))
+    return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "contains a NUL character");
+  char* d = malloc(len + 1);
+  if (!d) return no_memory(c, line, kp);
+  memcpy(d, s, len);
+  d[len] = '\0';
+  *out = d;
+  return MBS_OK;
+}
+
+// the scalar's text if it is a plain scalar short enough to be a number, else NULL
+static const char* number_text(struct fy_node* n, char* buf, size_t cap) {
+  if (is_null(n) || fy_node_get_type(n) != FYNT_SCALAR || fy_node_get_style(n) != FYNS_PLAIN)
+    return NULL;
+  size_t len;
+  const char* s = scalar_text(n, &len);
+  if (len == 0 || len >= cap) return NULL;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  return buf;
+}
+
+// a finite number written in decimal: the whole scalar, no quotes, no inf/nan/hex
+static int get_number(spec_ctx* c, struct fy_node* n, int line, const char* kp, double* out) {
+  char buf[64];
+  const char* s = number_text(n, buf, sizeof(buf));
+  int ok = s != NULL;
+  for (const char* p = s; ok && *p; p++)
+    ok = isdigit((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.' || *p == 'e' ||
+         *p == 'E';
+  if (ok) {
+    char* end = NULL;
+    errno = 0;
+    const double v = strtod(s, &end);
+    ok = end != s && *end == '\0';
+    if (ok && !isfinite(v))
+      return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "%s is not a finite number", s);
+    if (ok) {
+      *out = v;
+      return MBS_OK;
+    }
+  }
+  return expected(c, n, line, kp, "a number");
+}
+
+// an integer in [lo, hi], digits with an optional sign
+static int get_integer(spec_ctx* c, struct fy_node* n, int line, const char* kp, long lo, long hi,
+                       long* out) {
+  char buf[64];
+  const char* s = number_text(n, buf, sizeof(buf));
+  int ok = s != NULL;
+  for (const char* p = s; ok && *p; p++)
+    ok = isdigit((unsigned char)*p) || ((*p == '+' || *p == '-') && p == s && p[1]);
+  if (!ok) return expected(c, n, line, kp, "an integer");
+  errno = 0;
+  const long v = strtol(s, NULL, 10);
+  if (hi == LONG_MAX && errno != ERANGE && v < lo)
+    return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "%s is less than %ld", s, lo);
+  if (errno == ERANGE || v < lo || v > hi)
+    return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "%s is out of range (%ld to %ld)",
+                s, lo, hi);
+  *out = v;
+  return MBS_OK;
+}
+
+static int get_u64(spec_ctx* c, struct fy_node* n, int line, const char* kp, uint64_t* out) {
+  char buf[64];
+  const char* s = number_text(n, buf, sizeof(buf));
+  int ok = s != NULL;
+  for (const char* p = s; ok && *p; p++) ok = isdigit((unsigned char)*p);
+  if (!ok) return expected(c, n, line, kp, "a non-negative integer");
+  errno = 0;
+  const unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE)
+    return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp, "%s is larger than 2^64 - 1", s);
+  *out = (uint64_t)v;
+  return MBS_OK;
+}
+
+static int get_bool(spec_ctx* c, struct fy_node* n, int line, const char* kp, int* out) {
+  char buf[16];
+  const char* s = number_text(n, buf, sizeof(buf));
+  if (s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))) {
+    *out = 1;
+    return MBS_OK;
+  }
+  if (s && (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))) {
+    *out = 0;
+    return MBS_OK;
+  }
+  return expected(c, n, line, kp, "true or false");
+}
+
+static int is_list(struct fy_node* n) {
+  return n && !is_null(n) && fy_node_get_type(n) == FYNT_SEQUENCE;
+}
+
+// ---------------------------------------------------------------------------------------------
+// mappings
+
+typedef struct field {
+  struct fy_node* value;  // NULL if absent (is_null values are kept and rejected by getters)
+  int line;               // the key's line
+  int present;
+} field;
+
+// `keys` as "a, b, c"
+static void key_list(const char* const* keys, int nkeys, char* buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < nkeys && used < cap; i++) {
+    const int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", keys[i]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
+
+// Check that `n` is a mapping whose keys are all among `keys` (each at most once) and file the
+// values by key index into `out`. `line` is the line of the key that holds the mapping.
+static int read_map(spec_ctx* c, struct fy_node* n, int line, const char* kp,
+                    const char* const* keys, int nkeys, field* out) {
+  char list[256];
+  key_list(keys, nkeys, list, sizeof(list));
+  for (int i = 0; i < nkeys; i++) out[i] = (field){NULL, line, 0};
+  if (is_null(n) || fy_node_get_type(n) != FYNT_MAPPING) {
+    char what[300];
+    snprintf(what, sizeof(what), "a mapping of (%s)", list);
+    return expected(c, n, line, kp, what);
+  }
+  void* it = NULL;
+  struct fy_node_pair* p;
+  while ((p = fy_node_mapping_iterate(n, &it))) {
+    struct fy_node* k = fy_node_pair_key(p);
+    const int kline = node_line(k, line);
+    if (is_null(k) || fy_node_get_type(k) != FYNT_SCALAR)
+      return fail(c, MBS_ERR_PARSE, kline, kp, "keys must be names (%s)", list);
+    size_t len;
+    const char* s = scalar_text(k, &len);
+    int found = -1;
+    for (int i = 0; i < nkeys && found < 0; i++)
+      if (len == strlen(keys[i]) && memcmp(s, keys[i], len) == 0) found = i;
+    char sub[KP_LEN];
+    char name[80];
+    snprintf(name, sizeof(name), "%.*s", len > 60 ? 60 : (int)len, s);
+    kp_key(sub, kp, name);
+    if (found < 0) return fail(c, MBS_ERR_PARSE, kline, sub, "unknown key (%s)", list);
+    if (out[found].present)  // libfyaml refuses duplicate keys already; merge keys may not
+      return fail(c, MBS_ERR_PARSE, kline, sub, "given twice");
+    out[found] = (field){fy_node_pair_value(p), kline, 1};
+  }
+  return MBS_OK;
+}
+
+static int missing(spec_ctx* c, int line, const char* kp, const char* key) {
+  char sub[KP_LEN];
+  kp_key(sub, kp, key);
+  return fail(c, MBS_ERR_PARSE, line, sub, "missing (required)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// paths
+
+static int ends_with_ci(const char* s, const char* suffix) {
+  const size_t n = strlen(s), m = strlen(suffix);
+  if (m > n) return 0;
+  for (size_t i = 0; i < m; i++)
+    if (tolower((unsigned char)s[n - m + i]) != tolower((unsigned char)suffix[i])) return 0;
+  return 1;
+}
+
+// `rel` against the folder of `spec_path` (absolute paths are kept)
+static char* resolve_path(const char* spec_path, const char* rel) {
+  const char* slash = strrchr(spec_path, '/');
+  const size_t dir = (rel[0] == '/' || !slash) ? 0 : (size_t)(slash - spec_path) + 1;
+  const size_t n = strlen(rel);
+  char* out = malloc(dir + n + 1);
+  if (!out) return NULL;
+  memcpy(out, spec_path, dir);
+  memcpy(out + dir, rel, n + 1);
+  return out;
+}
+
+static int get_path(spec_ctx* c, const char* spec_path, field* f, const char* kp, char** out) {
+  char* s = NULL;
+  int rc = get_string(c, f->value, f->line, kp, &s);
+  if (rc) return rc;
+  *out = resolve_path(spec_path, s);
+  free(s);
+  return *out ? MBS_OK : no_memory(c, f->line, kp);
+}
+
+// ---------------------------------------------------------------------------------------------
+// simulation and events
+
+static const char* const simulation_keys[] = {"duration",        "accuracy",      "integrator",
+                                              "output_interval", "max_wall_time", "events"};
+enum { SIM_DURATION, SIM_ACCURACY, SIM_INTEGRATOR, SIM_INTERVAL, SIM_WALL, SIM_EVENTS, SIM_N };
+
+static const char* const event_keys[] = {"name",         "body",       "point",
+                                         "height_below", "height_above", "coordinate",
+                                         "below",        "above",      "terminate"};
+enum {
+  EV_NAME, EV_BODY, EV_POINT, EV_HBELOW, EV_HABOVE, EV_COORD, EV_BELOW, EV_ABOVE, EV_TERMINATE,
+  EV_N
+};
+
+// event e (after the `nprev` events before it)
+static int read_event(spec_ctx* c, struct fy_node* n, int line, const char* kp,
+                      const mbs_spec_event* prev, int nprev, mbs_spec_event* e) {
+  field f[EV_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, event_keys, EV_N, f);
+  if (rc) return rc;
+  e->line = node_line(n, line);
+  e->terminate = 1;
+  if (!f[EV_NAME].present) return missing(c, e->line, kp, "name");
+  kp_key(sub, kp, "name");
+  if ((rc = get_string(c, f[EV_NAME].value, f[EV_NAME].line, sub, &e->name))) return rc;
+  for (int j = 0; j < nprev; j++)
+    if (strcmp(prev[j].name, e->name) == 0)
+      return fail(c, MBS_ERR_ARGUMENT, f[EV_NAME].line, sub,
+                  "event '%.60s' is defined twice (first on line %d)", e->name, prev[j].line);
+
+  static const int trig[4] = {EV_HBELOW, EV_HABOVE, EV_BELOW, EV_ABOVE};
+  static const mbs_spec_event_kind kinds[4] = {
+      MBS_SPEC_EVENT_HEIGHT_BELOW, MBS_SPEC_EVENT_HEIGHT_ABOVE,
+      MBS_SPEC_EVENT_COORDINATE_BELOW, MBS_SPEC_EVENT_COORDINATE_ABOVE};
+  int which = -1;
+  for (int k = 0; k < 4; k++) {
+    if (!f[trig[k]].present) continue;
+    if (which >= 0) {
+      kp_key(sub, kp, event_keys[trig[k]]);
+      return fail(c, MBS_ERR_PARSE, f[trig[k]].line, sub, "an event has one trigger; '%s' is "
+                  "given already", event_keys[trig[which]]);
+    }
+    which = k;
+  }
+  if (which < 0)
+    return fail(c, MBS_ERR_PARSE, e->line, kp,
+                "needs a trigger: height_below or height_above (with body), or below or above "
+                "(with coordinate)");
+  e->kind = kinds[which];
+  kp_key(sub, kp, event_keys[trig[which]]);
+  if ((rc = get_number(c, f[trig[which]].value, f[trig[which]].line, sub, &e->value))) return rc;
+
+  if (which < 2) {  // a body station's height
+    if (f[EV_COORD].present) {
+      kp_key(sub, kp, "coordinate");
+      return fail(c, MBS_ERR_PARSE, f[EV_COORD].line, sub, "not used by %s (it needs body)",
+                  event_keys[trig[which]]);
+    }
+    if (!f[EV_BODY].present) return missing(c, e->line, kp, "body");
+    kp_key(sub, kp, "body");
+    if ((rc = get_string(c, f[EV_BODY].value, f[EV_BODY].line, sub, &e->body))) return rc;
+    if (f[EV_POINT].present) {
+      kp_key(sub, kp, "point");
+      struct fy_node* pt = f[EV_POINT].value;
+      if (!is_list(pt) || fy_node_sequence_item_count(pt) != 3)
+        return expected(c, pt, f[EV_POINT].line, sub, "a list of 3 numbers [x, y, z]");
+      void* it = NULL;
+      struct fy_node* x;
+      for (int k = 0; (x = fy_node_sequence_iterate(pt, &it)); k++) {
+        char item[KP_LEN];
+        kp_index(item, sub, k);
+        if ((rc = get_number(c, x, f[EV_POINT].line, item, &e->point[k]))) return rc;
+      }
+    }
+  } else {  // a coordinate
+    for (int k = EV_BODY; k <= EV_POINT; k++)
+      if (f[k].present) {
+        kp_key(sub, kp, event_keys[k]);
+        return fail(c, MBS_ERR_PARSE, f[k].line, sub, "not used by %s (it needs coordinate)",
+                    event_keys[trig[which]]);
+      }
+    if (!f[EV_COORD].present) return missing(c, e->line, kp, "coordinate");
+    kp_key(sub, kp, "coordinate");
+    if ((rc = get_string(c, f[EV_COORD].value, f[EV_COORD].line, sub, &e->coordinate))) return rc;
+  }
+  if (f[EV_TERMINATE].present) {
+    kp_key(sub, kp, "terminate");
+    if ((rc = get_bool(c, f[EV_TERMINATE].value, f[EV_TERMINATE].line, sub, &e->terminate)))
+      return rc;
+  }
+  return MBS_OK;
+}
+
+static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
+  const char* kp = "simulation";
+  field f[SIM_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, simulation_keys, SIM_N, f);
+  if (rc) return rc;
+
+  if (!f[SIM_DURATION].present) return missing(c, line, kp, "duration");
+  kp_key(sub, kp, "duration");
+  if ((rc = get_number(c, f[SIM_DURATION].value, f[SIM_DURATION].line, sub, &s->duration)))
+    return rc;
+  if (!(s->duration > 0))
+    return fail(c, MBS_ERR_ARGUMENT, f[SIM_DURATION].line, sub, "%g s is not positive",
+                s->duration);
+
+  s->accuracy = 1e-3;
+  if (f[SIM_ACCURACY].present) {
+    kp_key(sub, kp, "accuracy");
+    if ((rc = get_number(c, f[SIM_ACCURACY].value, f[SIM_ACCURACY].line, sub, &s->accuracy)))
+      return rc;
+    if (!(s->accuracy > 0 && s->accuracy < 1))
+      return fail(c, MBS_ERR_ARGUMENT, f[SIM_ACCURACY].line, sub,
+                  "%g is not between 0 and 1 (exclusive)", s->accuracy);
+  }
+
+  kp_key(sub, kp, "integrator");
+  if (f[SIM_INTEGRATOR].present) {
+    if ((rc = get_string(c, f[SIM_INTEGRATOR].value, f[SIM_INTEGRATOR].line, sub,
+                         &s->integrator)))
+      return rc;
+    if (mbs_integrator_from_name(s->integrator) < 0) {
+      char names[200];
+      const char* list[MBS_INTEG_COUNT];
+      for (int t = 0; t < MBS_INTEG_COUNT; t++) list[t] = mbs_integrator_name(t);
+      key_list(list, MBS_INTEG_COUNT, names, sizeof(names));
+      return fail(c, MBS_ERR_ARGUMENT, f[SIM_INTEGRATOR].line, sub,
+                  "unknown integrator '%.60s' (%s)", s->integrator, names);
+    }
+  } else {
+    s->integrator = strdup("rk_merson");
+    if (!s->integrator) return no_memory(c, line, sub);
+  }
+
+  s->output_interval = s->duration / 100;
+  if (f[SIM_INTERVAL].present) {
+    kp_key(sub, kp, "output_interval");
+    if ((rc = get_number(c, f[SIM_INTERVAL].value, f[SIM_INTERVAL].line, sub,
+                         &s->output_interval)))
+      return rc;
+    if (!(s->output_interval > 0))
+      return fail(c, MBS_ERR_ARGUMENT, f[SIM_INTERVAL].line, sub, "%g s is not positive",
+                  s->output_interval);
+    if (s->output_interval > s->duration)
+      return fail(c, MBS_ERR_ARGUMENT, f[SIM_INTERVAL].line, sub,
+                  "%g s is longer than the duration (%g s)", s->output_interval, s->duration);
+  }
+
+  s->max_wall_time = 0;
+  if (f[SIM_WALL].present) {
+    kp_key(sub, kp, "max_wall_time");
+    if ((rc = get_number(c, f[SIM_WALL].value, f[SIM_WALL].line, sub, &s->max_wall_time)))
+      return rc;
+    if (s->max_wall_time < 0)
+      return fail(c, MBS_ERR_ARGUMENT, f[SIM_WALL].line, sub, "%g s is negative (0: no limit)",
+                  s->max_wall_time);
+  }
+
+  if (f[SIM_EVENTS].present) {
+    kp_key(sub, kp, "events");
+    struct fy_node* list = f[SIM_EVENTS].value;
+    if (!is_list(list)) return expected(c, list, f[SIM_EVENTS].line, sub, "a list of events");
+    const int count = fy_node_sequence_item_count(list);
+    if (count > 0) {
+      s->events = calloc((size_t)count, sizeof(*s->events));
+      if (!s->events) return no_memory(c, f[SIM_EVENTS].line, sub);
+    }
+    void* it = NULL;
+    struct fy_node* item;
+    for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+      char ikp[KP_LEN];
+      kp_index(ikp, sub, i);
+      mbs_spec_event* e = &s->events[s->nevents++];
+      if ((rc = read_event(c, item, node_line(item, f[SIM_EVENTS].line), ikp, s->events, i, e)))
+        return rc;
+    }
+  }
+  return MBS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// parameters and distributions
+
+static const char* const dist_names[MBS_DIST_COUNT] = {
+    "uniform", "normal", "lognormal", "truncated_normal", "discrete", "constant"};
+#define DIST_NAME_LIST "uniform, normal, lognormal, truncated_normal, discrete, constant"
+
+// the keys of each distribution type after "type", in the order of its numbers
+static const char* const dist_keys[MBS_DIST_COUNT][5] = {
+    {"type", "low", "high", NULL, NULL},
+    {"type", "mean", "std", NULL, NULL},
+    {"type", "mu", "sigma", NULL, NULL},
+    {"type", "mean", "std", "low", "high"},
+    {"type", "values", NULL, NULL, NULL},
+    {"type", "value", NULL, NULL, NULL},
+};
+
+// probability that a normal (mean m, std sd) falls in [lo, hi], accurate in both tails
+static double normal_mass(double m, double sd, double lo, double hi) {
+  const double a = (lo - m) / (sd * sqrt(2.0)), b = (hi - m) / (sd * sqrt(2.0));
+  if (a >= 0) return 0.5 * (erfc(a) - erfc(b));
+  if (b <= 0) return 0.5 * (erfc(-b) - erfc(-a));
+  return 1 - 0.5 * (erfc(-a) + erfc(b));
+}
+
+static int read_distribution(spec_ctx* c, struct fy_node* n, int line, const char* kp,
+                             mbs_distribution* d) {
+  char sub[KP_LEN];
+  int rc;
+  memset(d, 0, sizeof(*d));
+  if (is_null(n) || fy_node_get_type(n) != FYNT_MAPPING)
+    return expected(c, n, line, kp, "a mapping {type: ..., ...}");
+  // the type first: it says which other keys belong
+  struct fy_node* tnode = NULL;
+  int tline = line, has_type = 0;
+  {
+    void* it = NULL;
+    struct fy_node_pair* p;
+    while ((p = fy_node_mapping_iterate(n, &it))) {
+      struct fy_node* k = fy_node_pair_key(p);
+      size_t len;
+      if (k && fy_node_get_type(k) == FYNT_SCALAR) {
+        const char* s = scalar_text(k, &len);
+        if (len == 4 && memcmp(s, "type", 4) == 0) {
+          tnode = fy_node_pair_value(p);
+          tline = node_line(k, line);
+          has_type = 1;
+        }
+      }
+    }
+  }
+  if (!has_type)
+    return fail(c, MBS_ERR_PARSE, node_line(n, line), kp, "missing 'type' (%s)", DIST_NAME_LIST);
+  kp_key(sub, kp, "type");
+  char* tname = NULL;
+  if ((rc = get_string(c, tnode, tline, sub, &tname))) return rc;
+  int type = -1;
+  for (int t = 0; t < MBS_DIST_COUNT; t++)
+    if (strcmp(tname, dist_names[t]) == 0) type = t;
+  if (type < 0) {
+    rc = fail(c, MBS_ERR_ARGUMENT, tline, sub, "unknown distribution '%.60s' (%s)", tname,
+              DIST_NAME_LIST);
+    free(tname);
+    return rc;
+  }
+  free(tname);
+  d->type = (mbs_dist_type)type;
+
+  int nkeys = 0;
+  while (nkeys < 5 && dist_keys[type][nkeys]) nkeys++;
+  field f[5];
+  if ((rc = read_map(c, n, line, kp, dist_keys[type], nkeys, f))) return rc;
+  for (int k = 1; k < nkeys; k++)
+    if (!f[k].present)
+      return fail(c, MBS_ERR_PARSE, node_line(n, line), kp, "a %s distribution needs '%s'",
+                  dist_names[type], dist_keys[type][k]);
+  double v[4] = {0, 0, 0, 0};
+  if (d->type != MBS_DIST_DISCRETE)
+    for (int k = 1; k < nkeys; k++) {
+      kp_key(sub, kp, dist_keys[type][k]);
+      if ((rc = get_number(c, f[k].value, f[k].line, sub, &v[k - 1]))) return rc;
+    }
+  // the line of the number a check is about
+#define DLINE(k) node_line(f[k].value, f[k].line)
+  switch (d->type) {
+    case MBS_DIST_UNIFORM:
+      d->a = v[0];
+      d->b = v[1];
+      if (!(d->a < d->b)) {
+        kp_key(sub, kp, "high");
+        return fail(c, MBS_ERR_ARGUMENT, DLINE(2), sub, "high %g is not above low %g", d->b,
+                    d->a);
+      }
+      break;
+    case MBS_DIST_NORMAL:
+    case MBS_DIST_LOGNORMAL:
+      d->a = v[0];
+      d->b = v[1];
+      if (!(d->b > 0)) {
+        kp_key(sub, kp, dist_keys[type][2]);
+        return fail(c, MBS_ERR_ARGUMENT, DLINE(2), sub, "%g is not positive", d->b);
+      }
+      break;
+    case MBS_DIST_TRUNCATED_NORMAL:
+      d->a = v[0];
+      d->b = v[1];
+      d->lo = v[2];
+      d->hi = v[3];
+      if (!(d->b > 0)) {
+        kp_key(sub, kp, "std");
+        return fail(c, MBS_ERR_ARGUMENT, DLINE(2), sub, "%g is not positive", d->b);
+      }
+      if (!(d->lo < d->hi)) {
+        kp_key(sub, kp, "high");
+        return fail(c, MBS_ERR_ARGUMENT, DLINE(4), sub, "high %g is not above low %g", d->hi,
+                    d->lo);
+      }
+      if (!(normal_mass(d->a, d->b, d->lo, d->hi) > 1e-12))
+        return fail(c, MBS_ERR_ARGUMENT, node_line(n, line), kp,
+                    "[%g, %g] lies too far in the tail of normal(%g, %g) to be sampled", d->lo,
+                    d->hi, d->a, d->b);
+      break;
+    case MBS_DIST_DISCRETE: {
+      kp_key(sub, kp, "values");
+      struct fy_node* list = f[1].value;
+      if (!is_list(list)) return expected(c, list, f[1].line, sub, "a list of numbers");
+      const int count = fy_node_sequence_item_count(list);
+      if (count < 1)
+        return fail(c, MBS_ERR_ARGUMENT, f[1].line, sub, "is empty (give at least one value)");
+      double* vals = calloc((size_t)count, sizeof(double));
+      if (!vals) return no_memory(c, f[1].line, sub);
+      d->values = vals;  // owned by the spec from here on
+      void* it = NULL;
+      struct fy_node* x;
+      for (int i = 0; (x = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+        char item[KP_LEN];
+        kp_index(item, sub, i);
+        if ((rc = get_number(c, x, f[1].line, item, &vals[i]))) return rc;
+        d->nvalues = i + 1;
+      }
+      break;
+    }
+    case MBS_DIST_CONSTANT:
+      d->a = v[0];
+      break;
+    default:
+      break;
+  }
+#undef DLINE
+  return MBS_OK;
+}
+
+static const char* const param_keys[] = {"path", "distribution", "scale"};
+enum { PAR_PATH, PAR_DIST, PAR_SCALE, PAR_N };
+
+// parameter p (after the `nprev` before it)
+static int read_parameter(spec_ctx* c, struct fy_node* n, int line, const char* kp,
+                          const mbs_spec_parameter* prev, int nprev, mbs_spec_parameter* p) {
+  field f[PAR_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, param_keys, PAR_N, f);
+  if (rc) return rc;
+  p->line = node_line(n, line);
+  if (!f[PAR_PATH].present) return missing(c, p->line, kp, "path");
+  kp_key(sub, kp, "path");
+  if ((rc = get_string(c, f[PAR_PATH].value, f[PAR_PATH].line, sub, &p->path))) return rc;
+  const int pline = f[PAR_PATH].line;
+  size_t len = strlen(p->path);
+  if (p->path[0] != '/' || len < 2)
+    return fail(c, MBS_ERR_ARGUMENT, pline, sub,
+                "'%.80s' is not a component path (it starts with '/', e.g. "
+                "/bodyset/rod1/mass)", p->path);
+  for (size_t i = 0; i < len; i++)
+    if (isspace((unsigned char)p->path[i]))
+      return fail(c, MBS_ERR_ARGUMENT, pline, sub, "'%.80s' contains white space", p->path);
+  // an optional component suffix "[k]"
+  char* open = strchr(p->path, '[');
+  if (open || strchr(p->path, ']')) {
+    const char* q = open ? open + 1 : NULL;
+    int ok = q && isdigit((unsigned char)*q) && open > p->path + 1 && open[-1] != '/';
+    long k = 0;
+    while (ok && isdigit((unsigned char)*q)) {
+      k = 10 * k + (*q - '0');
+      ok = k <= 1000000;
+      q++;
+    }
+    ok = ok && q[0] == ']' && q[1] == '\0';
+    if (!ok)
+      return fail(c, MBS_ERR_ARGUMENT, pline, sub,
+                  "'%.80s': a component is written as one index at the end, e.g. "
+                  "/bodyset/rod1/mass_center[1]", p->path);
+    p->component = (int)k;
+    *open = '\0';
+    len = (size_t)(open - p->path);
+  }
+  if (p->path[len - 1] == '/')
+    return fail(c, MBS_ERR_ARGUMENT, pline, sub, "'%.80s' ends with '/'", p->path);
+  for (int j = 0; j < nprev; j++)
+    if (prev[j].component == p->component && strcmp(prev[j].path, p->path) == 0)
+      return fail(c, MBS_ERR_ARGUMENT, pline, sub, "%.80s%s%.0d%s is given twice (first on line %d)",
+                  p->path, p->component ? "[" : "", p->component, p->component ? "]" : "",
+                  prev[j].line);
+
+  if (f[PAR_DIST].present && f[PAR_SCALE].present) {
+    kp_key(sub, kp, "scale");
+    return fail(c, MBS_ERR_PARSE, f[PAR_SCALE].line, sub,
+                "give either distribution (the value) or scale (a factor), not both");
+  }
+  if (!f[PAR_DIST].present && !f[PAR_SCALE].present)
+    return fail(c, MBS_ERR_PARSE, p->line, kp,
+                "needs distribution (the value) or scale (a factor on the model's value)");
+  const int which = f[PAR_DIST].present ? PAR_DIST : PAR_SCALE;
+  p->is_scale = which == PAR_SCALE;
+  kp_key(sub, kp, param_keys[which]);
+  return read_distribution(c, f[which].value, f[which].line, sub, &p->dist);
+}
+
+static int read_parameters(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line) {
+  const char* kp = "parameters";
+  if (!is_list(list)) return expected(c, list, line, kp, "a list of parameters");
+  const int count = fy_node_sequence_item_count(list);
+  if (count > 0) {
+    s->params = calloc((size_t)count, sizeof(*s->params));
+    if (!s->params) return no_memory(c, line, kp);
+  }
+  void* it = NULL;
+  struct fy_node* item;
+  for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+    char ikp[KP_LEN];
+    kp_index(ikp, kp, i);
+    mbs_spec_parameter* p = &s->params[s->nparams++];
+    int rc = read_parameter(c, item, node_line(item, line), ikp, s->params, i, p);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// outputs
+
+static const char* const output_keys[] = {"trajectories", "bodies", "contacts", "scalars"};
+enum { OUT_TRAJ, OUT_BODIES, OUT_CONTACTS, OUT_SCALARS, OUT_N };
+
+static const char* const traj_names[] = {"q",      "u",        "z",        "com",
+                                         "bodies", "contacts", "reactions"};
+#define NTRAJ ((int)(sizeof(traj_names) / sizeof(traj_names[0])))
+
+static const char* const scalar_keys[] = {"name", "of", "coordinate", "component", "at", "event"};
+enum { SC_NAME, SC_OF, SC_COORD, SC_COMPONENT, SC_AT, SC_EVENT, SC_N };
+
+static const char* const at_names[] = {"final", "max", "min", "mean"};
+
+// a list of distinct names
+static int read_names(spec_ctx* c, struct fy_node* list, int line, const char* kp, char*** out,
+                      int* nout) {
+  if (!is_list(list)) return expected(c, list, line, kp, "a list of names");
+  const int count = fy_node_sequence_item_count(list);
+  if (count > 0) {
+    *out = calloc((size_t)count, sizeof(char*));
+    if (!*out) return no_memory(c, line, kp);
+  }
+  void* it = NULL;
+  struct fy_node* item;
+  for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+    char ikp[KP_LEN];
+    kp_index(ikp, kp, i);
+    int rc = get_string(c, item, line, ikp, &(*out)[i]);
+    if (rc) return rc;
+    *nout = i + 1;
+    for (int j = 0; j < i; j++)
+      if (strcmp((*out)[j], (*out)[i]) == 0)
+        return fail(c, MBS_ERR_ARGUMENT, node_line(item, line), ikp, "'%.60s' is listed twice",
+                    (*out)[i]);
+  }
+  return MBS_OK;
+}
+
+// scalar s->scalars[nprev] (after the `nprev` before it)
+static int read_scalar(spec_ctx* c, const mbs_study_spec* s, struct fy_node* n, int line,
+                       const char* kp, int nprev, mbs_spec_scalar* sc) {
+  field f[SC_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, scalar_keys, SC_N, f);
+  if (rc) return rc;
+  sc->line = node_line(n, line);
+  if (!f[SC_NAME].present) return missing(c, sc->line, kp, "name");
+  kp_key(sub, kp, "name");
+  if ((rc = get_string(c, f[SC_NAME].value, f[SC_NAME].line, sub, &sc->name))) return rc;
+  for (int j = 0; j < nprev; j++)
+    if (strcmp(s->scalars[j].name, sc->name) == 0)
+      return fail(c, MBS_ERR_ARGUMENT, f[SC_NAME].line, sub,
+                  "scalar '%.60s' is defined twice (first on line %d)", sc->name,
+                  s->scalars[j].line);
+
+  if (f[SC_EVENT].present) {
+    for (int k = SC_OF; k <= SC_AT; k++)
+      if (f[k].present) {
+        kp_key(sub, kp, scalar_keys[k]);
+        return fail(c, MBS_ERR_PARSE, f[k].line, sub,
+                    "an event scalar is the event's time; '%s' does not apply", scalar_keys[k]);
+      }
+    kp_key(sub, kp, "event");
+    if ((rc = get_string(c, f[SC_EVENT].value, f[SC_EVENT].line, sub, &sc->event))) return rc;
+    for (int j = 0; j < s->nevents; j++)
+      if (strcmp(s->events[j].name, sc->event) == 0) return MBS_OK;
+    return fail(c, MBS_ERR_ARGUMENT, node_line(f[SC_EVENT].value, f[SC_EVENT].line), sub,
+                "no event named '%.60s' in simulation.events", sc->event);
+  }
+  if (!f[SC_OF].present)
+    return fail(c, MBS_ERR_PARSE, sc->line, kp,
+                "needs 'of' (q, u, com, body:<name>) or 'event' (an event's time)");
+  kp_key(sub, kp, "of");
+  if ((rc = get_string(c, f[SC_OF].value, f[SC_OF].line, sub, &sc->of))) return rc;
+  const int is_coord = !strcmp(sc->of, "q") || !strcmp(sc->of, "u");
+  const int is_body = !strncmp(sc->of, "body:", 5);
+  if (is_body && sc->of[5] == '\0')
+    return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub, "'body:' needs a body name");
+  if (!is_coord && !is_body && strcmp(sc->of, "com"))
+    return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub,
+                "unknown quantity '%.60s' (q, u, com, body:<name>)", sc->of);
+  if (is_coord) {
+    if (f[SC_COMPONENT].present) {
+      kp_key(sub, kp, "component");
+      return fail(c, MBS_ERR_PARSE, f[SC_COMPONENT].line, sub,
+                  "not used with of: %s (give coordinate)", sc->of);
+    }
+    if (!f[SC_COORD].present) return missing(c, sc->line, kp, "coordinate");
+    kp_key(sub, kp, "coordinate");
+    if ((rc = get_string(c, f[SC_COORD].value, f[SC_COORD].line, sub, &sc->coordinate)))
+      return rc;
+  } else {
+    if (f[SC_COORD].present) {
+      kp_key(sub, kp, "coordinate");
+      return fail(c, MBS_ERR_PARSE, f[SC_COORD].line, sub,
+                  "not used with of: %.60s (give component 0, 1 or 2)", sc->of);
+    }
+    if (!f[SC_COMPONENT].present) return missing(c, sc->line, kp, "component");
+    kp_key(sub, kp, "component");
+    long k = 0;
+    if ((rc = get_integer(c, f[SC_COMPONENT].value, f[SC_COMPONENT].line, sub, 0, 2, &k)))
+      return rc;
+    sc->component = (int)k;
+  }
+  sc->at = MBS_SPEC_AT_FINAL;
+  if (f[SC_AT].present) {
+    kp_key(sub, kp, "at");
+    char* at = NULL;
+    if ((rc = get_string(c, f[SC_AT].value, f[SC_AT].line, sub, &at))) return rc;
+    int found = -1;
+    for (int k = 0; k < 4; k++)
+      if (!strcmp(at, at_names[k])) found = k;
+    if (found < 0) {
+      rc = fail(c, MBS_ERR_ARGUMENT, f[SC_AT].line, sub,
+                "unknown reduction '%.60s' (final, max, min, mean)", at);
+      free(at);
+      return rc;
+    }
+    free(at);
+    sc->at = (mbs_spec_reduce)found;
+  }
+  return MBS_OK;
+}
+
+static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
+  const char* kp = "outputs";
+  field f[OUT_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, output_keys, OUT_N, f);
+  if (rc) return rc;
+  if (f[OUT_BODIES].present) {
+    kp_key(sub, kp, "bodies");
+    if ((rc = read_names(c, f[OUT_BODIES].value, f[OUT_BODIES].line, sub, &s->bodies,
+                         &s->nbodies)))
+      return rc;
+  }
+  if (f[OUT_CONTACTS].present) {
+    kp_key(sub, kp, "contacts");
+    if ((rc = read_names(c, f[OUT_CONTACTS].value, f[OUT_CONTACTS].line, sub, &s->contacts,
+                         &s->ncontacts)))
+      return rc;
+  }
+  if (f[OUT_TRAJ].present) {
+    kp_key(sub, kp, "trajectories");
+    struct fy_node* list = f[OUT_TRAJ].value;
+    if (!is_list(list)) return expected(c, list, f[OUT_TRAJ].line, sub, "a list of quantities");
+    s->outputs = 0;
+    void* it = NULL;
+    struct fy_node* item;
+    for (int i = 0; (item = fy_node_sequence_iterate(list, &it)); i++) {
+      char ikp[KP_LEN];
+      kp_index(ikp, sub, i);
+      const int iline = node_line(item, f[OUT_TRAJ].line);
+      char* name = NULL;
+      if ((rc = get_string(c, item, f[OUT_TRAJ].line, ikp, &name))) return rc;
+      int found = -1;
+      for (int k = 0; k < NTRAJ; k++)
+        if (!strcmp(name, traj_names[k])) found = k;
+      if (found < 0) {
+        rc = fail(c, MBS_ERR_ARGUMENT, iline, ikp,
+                  "unknown quantity '%.60s' (q, u, z, com, bodies, contacts, reactions)", name);
+        free(name);
+        return rc;
+      }
+      free(name);
+      const unsigned flag = 1u << found;
+      if (s->outputs & flag)
+        return fail(c, MBS_ERR_ARGUMENT, iline, ikp, "'%s' is listed twice", traj_names[found]);
+      s->outputs |= flag;
+      if (flag == MBS_OUT_BODIES && s->nbodies == 0)
+        return fail(c, MBS_ERR_ARGUMENT, iline, ikp,
+                    "'bodies' needs the bodies listed in outputs.bodies");
+      if (flag == MBS_OUT_CONTACTS && s->ncontacts == 0)
+        return fail(c, MBS_ERR_ARGUMENT, iline, ikp,
+                    "'contacts' needs the contact forces listed in outputs.contacts");
+    }
+  }
+  if (s->nbodies > 0 && !(s->outputs & MBS_OUT_BODIES)) {
+    kp_key(sub, kp, "bodies");
+    return fail(c, MBS_ERR_ARGUMENT, f[OUT_BODIES].line, sub,
+                "bodies are listed but 'bodies' is not in outputs.trajectories");
+  }
+  if (s->ncontacts > 0 && !(s->outputs & MBS_OUT_CONTACTS)) {
+    kp_key(sub, kp, "contacts");
+    return fail(c, MBS_ERR_ARGUMENT, f[OUT_CONTACTS].line, sub,
+                "contacts are listed but 'contacts' is not in outputs.trajectories");
+  }
+  if (f[OUT_SCALARS].present) {
+    kp_key(sub, kp, "scalars");
+    struct fy_node* list = f[OUT_SCALARS].value;
+    if (!is_list(list)) return expected(c, list, f[OUT_SCALARS].line, sub, "a list of scalars");
+    const int count = fy_node_sequence_item_count(list);
+    if (count > 0) {
+      s->scalars = calloc((size_t)count, sizeof(*s->scalars));
+      if (!s->scalars) return no_memory(c, f[OUT_SCALARS].line, sub);
+    }
+    void* it = NULL;
+    struct fy_node* item;
+    for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+      char ikp[KP_LEN];
+      kp_index(ikp, sub, i);
+      mbs_spec_scalar* sc = &s->scalars[s->nscalars++];
+      if ((rc = read_scalar(c, s, item, node_line(item, f[OUT_SCALARS].line), ikp, i, sc)))
+        return rc;
+    }
+  }
+  return MBS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sampling and execution
+
+static const char* const sampling_keys[] = {"count", "seed", "method"};
+enum { SAM_COUNT, SAM_SEED, SAM_METHOD, SAM_N };
+static const char* const design_names[MBS_DESIGN_COUNT] = {"random", "lhs", "sobol"};
+
+static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
+  const char* kp = "sampling";
+  field f[SAM_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, sampling_keys, SAM_N, f);
+  if (rc) return rc;
+  if (!f[SAM_COUNT].present) return missing(c, line, kp, "count");
+  kp_key(sub, kp, "count");
+  if ((rc = get_integer(c, f[SAM_COUNT].value, f[SAM_COUNT].line, sub, 1, LONG_MAX, &s->count)))
+    return rc;
+  s->seed = 0;
+  if (f[SAM_SEED].present) {
+    kp_key(sub, kp, "seed");
+    if ((rc = get_u64(c, f[SAM_SEED].value, f[SAM_SEED].line, sub, &s->seed))) return rc;
+  }
+  s->method = MBS_DESIGN_RANDOM;
+  if (f[SAM_METHOD].present) {
+    kp_key(sub, kp, "method");
+    char* m = NULL;
+    if ((rc = get_string(c, f[SAM_METHOD].value, f[SAM_METHOD].line, sub, &m))) return rc;
+    int found = -1;
+    for (int k = 0; k < MBS_DESIGN_COUNT; k++)
+      if (!strcmp(m, design_names[k])) found = k;
+    if (found < 0) {
+      rc = fail(c, MBS_ERR_ARGUMENT, f[SAM_METHOD].line, sub,
+                "unknown method '%.60s' (random, lhs, sobol)", m);
+      free(m);
+      return rc;
+    }
+    free(m);
+    s->method = (mbs_design_type)found;
+  }
+  if (s->method == MBS_DESIGN_SOBOL) {
+    if (s->count > (1L << 31)) {
+      kp_key(sub, kp, "count");
+      return fail(c, MBS_ERR_ARGUMENT, f[SAM_COUNT].line, sub,
+                  "%ld is more than sobol's 2^31 points", s->count);
+    }
+    if (s->nparams > MBS_SOBOL_MAX_DIM) {
+      kp_key(sub, kp, "method");
+      return fail(c, MBS_ERR_ARGUMENT, f[SAM_METHOD].line, sub,
+                  "sobol takes at most %d parameters, the spec has %d", MBS_SOBOL_MAX_DIM,
+                  s->nparams);
+    }
+  }
+  return MBS_OK;
+}
+
+static const char* const execution_keys[] = {"threads", "checkpoint_interval"};
+enum { EXE_THREADS, EXE_CHECKPOINT, EXE_N };
+
+static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
+  const char* kp = "execution";
+  field f[EXE_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, execution_keys, EXE_N, f);
+  if (rc) return rc;
+  if (f[EXE_THREADS].present) {
+    kp_key(sub, kp, "threads");
+    long t = 0;
+    if ((rc = get_integer(c, f[EXE_THREADS].value, f[EXE_THREADS].line, sub, 0, 65536, &t)))
+      return rc;
+    s->threads = (int)t;
+  }
+  if (f[EXE_CHECKPOINT].present) {
+    kp_key(sub, kp, "checkpoint_interval");
+    if ((rc = get_number(c, f[EXE_CHECKPOINT].value, f[EXE_CHECKPOINT].line, sub,
+                         &s->checkpoint_interval)))
+      return rc;
+    if (!(s->checkpoint_interval > 0))
+      return fail(c, MBS_ERR_ARGUMENT, f[EXE_CHECKPOINT].line, sub, "%g s is not positive",
+                  s->checkpoint_interval);
+  }
+  return MBS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the document
+
+static const char* const top_keys[] = {"model",   "external_loads", "simulation", "parameters",
+                                       "outputs", "sampling",       "execution",  "output"};
+enum { TOP_MODEL, TOP_LOADS, TOP_SIM, TOP_PARAMS, TOP_OUTPUTS, TOP_SAMPLING, TOP_EXEC, TOP_OUTPUT,
+       TOP_N };
+
+static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
+  field f[TOP_N];
+  const int line = 1;  // a missing top-level key is reported at the top of the file
+  int rc = read_map(c, root, line, "", top_keys, TOP_N, f);
+  if (rc) return rc;
+  for (int k = 0; k < TOP_N; k++) {
+    if (k == TOP_MODEL || k == TOP_SIM || k == TOP_SAMPLING || k == TOP_OUTPUT) {
+      if (!f[k].present) return missing(c, line, "", top_keys[k]);
+    }
+  }
+  if ((rc = get_string(c, f[TOP_MODEL].value, f[TOP_MODEL].line, "model", &s->model))) return rc;
+  if (ends_with_ci(s->model, ".osim")) {
+    s->model_path = resolve_path(s->path, s->model);
+    if (!s->model_path) return no_memory(c, f[TOP_MODEL].line, "model");
+  }
+  if (f[TOP_LOADS].present) {
+    if ((rc = get_path(c, s->path, &f[TOP_LOADS], "external_loads", &s->external_loads)))
+      return rc;
+    if (!s->model_path)
+      return fail(c, MBS_ERR_ARGUMENT, f[TOP_LOADS].line, "external_loads",
+                  "applies to .osim models only; '%.60s' is a built-in model", s->model);
+  }
+  if ((rc = read_simulation(c, s, f[TOP_SIM].value, f[TOP_SIM].line))) return rc;
+  if (f[TOP_PARAMS].present &&
+      (rc = read_parameters(c, s, f[TOP_PARAMS].value, f[TOP_PARAMS].line)))
+    return rc;
+  s->outputs = MBS_OUT_Q | MBS_OUT_U;  // when outputs.trajectories is absent
+  if (f[TOP_OUTPUTS].present &&
+      (rc = read_outputs(c, s, f[TOP_OUTPUTS].value, f[TOP_OUTPUTS].line)))
+    return rc;
+  if ((rc = read_sampling(c, s, f[TOP_SAMPLING].value, f[TOP_SAMPLING].line))) return rc;
+  s->threads = 0;
+  s->checkpoint_interval = 60;
+  if (f[TOP_EXEC].present && (rc = read_execution(c, s, f[TOP_EXEC].value, f[TOP_EXEC].line)))
+    return rc;
+  return get_path(c, s->path, &f[TOP_OUTPUT], "output", &s->output);
+}
+
+// the first error libfyaml collected, or NULL (with collection on, fy_diag_got_error does
+// not see every error: a bad merge key, for one, only ends the document)
+static struct fy_diag_error* yaml_first_error(struct fy_diag* diag) {
+  void* it = NULL;
+  struct fy_diag_error* e;
+  while ((e = fy_diag_errors_iterate(diag, &it)))
+    if (e->type >= FYET_ERROR) return e;
+  return NULL;
+}
+
+// that error as "file:line: message"
+static int yaml_error(spec_ctx* c, const struct fy_diag_error* e) {
+  return MBS_FAIL(c->err, MBS_ERR_PARSE, c->file, "%s:%d: %s", c->file,
+                  e->line > 0 ? e->line : 1, e->msg ? e->msg : "YAML syntax error");
+}
+
+int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs_error* err) {
+  if (out) *out = NULL;
+  if (!text || !out)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "spec", "spec: text and out must not be NULL");
+  spec_ctx ctx = {path ? path : "<spec>", err};
+  spec_ctx* c = &ctx;
+  mbs_study_spec* s = calloc(1, sizeof(*s));
+  if (!s) return no_memory(c, 1, "");
+  s->path = strdup(ctx.file);
+  s->text = strdup(text);
+  if (!s->path || !s->text) {
+    mbs_spec_free(s);
+    return no_memory(c, 1, "");
+  }
+
+  struct fy_diag_cfg dcfg;
+  fy_diag_cfg_default(&dcfg);
+  dcfg.fp = NULL;  // nothing printed: errors are collected
+  struct fy_diag* diag = fy_diag_create(&dcfg);
+  struct fy_parser* parser = NULL;
+  struct fy_document* doc = NULL;
+  int rc = MBS_OK;
+  if (!diag) {
+    rc = no_memory(c, 1, "");
+    goto done;
+  }
+  fy_diag_set_collect_errors(diag, true);
+  struct fy_parse_cfg pcfg;
+  memset(&pcfg, 0, sizeof(pcfg));
+  pcfg.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT;
+  pcfg.diag = diag;
+  parser = fy_parser_create(&pcfg);
+  if (!parser || fy_parser_set_string(parser, s->text, strlen(s->text)) != 0) {
+    rc = no_memory(c, 1, "");
+    goto done;
+  }
+  static const char empty[] = "empty spec (it needs model, simulation, sampling and output)";
+  doc = fy_parse_load_document(parser);
+  const struct fy_diag_error* e = yaml_first_error(diag);
+  if (!doc || e) {
+    rc = e ? yaml_error(c, e) : fail(c, MBS_ERR_PARSE, 1, "", empty);
+    goto done;
+  }
+  // one document only: a second one ('---') would be silently ignored otherwise
+  struct fy_document* extra = fy_parse_load_document(parser);
+  const int extra_line = extra ? node_line(fy_document_root(extra), 0) : 0;
+  if (extra) fy_parse_document_destroy(parser, extra);
+  if ((e = yaml_first_error(diag))) {
+    rc = yaml_error(c, e);
+    goto done;
+  }
+  if (extra_line > 0) {  // (an empty trailing document, a lone "---", is harmless)
+    rc = fail(c, MBS_ERR_PARSE, extra_line, "", "a second YAML document; a spec is one document");
+    goto done;
+  }
+  struct fy_node* root = fy_document_root(doc);
+  if (!root || is_null(root)) {
+    rc = fail(c, MBS_ERR_PARSE, 1, "", empty);
+    goto done;
+  }
+  rc = read_root(c, s, root);
+
+done:
+  if (doc) fy_parse_document_destroy(parser, doc);
+  if (parser) fy_parser_destroy(parser);
+  if (diag) fy_diag_destroy(diag);
+  if (rc) {
+    mbs_spec_free(s);
+    return rc;
+  }
+  *out = s;
+  return MBS_OK;
+}
+
+int mbs_spec_read(const char* path, mbs_study_spec** out, mbs_error* err) {
+  if (out) *out = NULL;
+  if (!path || !out)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "spec", "spec: path and out must not be NULL");
+  FILE* f = fopen(path, "rb");
+  if (!f) return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 14, n = 0;
+  char* buf = malloc(cap);
+  int rc = MBS_OK;
+  while (buf) {
+    if (n + 1 >= cap) {
+      char* bigger = realloc(buf, cap * 2);
+      if (!bigger) break;
+      buf = bigger;
+      cap *= 2;
+    }
+    const size_t got = fread(buf + n, 1, cap - 1 - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  if (!buf || n + 1 >= cap) {
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+  } else if (ferror(f)) {
+    rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: read error: %s", path, strerror(errno));
+  } else if (memchr(buf, '\0', n)) {
+    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: contains NUL bytes (not a YAML text file)", path);
+  }
+  fclose(f);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  rc = mbs_spec_parse(buf, path, out, err);
+  free(buf);
+  return rc;
+}
+
+void mbs_spec_free(mbs_study_spec* s) {
+  if (!s) return;
+  free(s->path);
+  free(s->text);
+  free(s->model);
+  free(s->model_path);
+  free(s->external_loads);
+  free(s->integrator);
+  for (int i = 0; i < s->nevents; i++) {
+    free(s->events[i].name);
+    free(s->events[i].body);
+    free(s->events[i].coordinate);
+  }
+  free(s->events);
+  for (int i = 0; i < s->nparams; i++) {
+    free(s->params[i].path);
+    free((void*)s->params[i].dist.values);
+  }
+  free(s->params);
+  for (int i = 0; i < s->nbodies; i++) free(s->bodies[i]);
+  free(s->bodies);
+  for (int i = 0; i < s->ncontacts; i++) free(s->contacts[i]);
+  free(s->contacts);
+  for (int i = 0; i < s->nscalars; i++) {
+    free(s->scalars[i].name);
+    free(s->scalars[i].of);
+    free(s->scalars[i].coordinate);
+    free(s->scalars[i].event);
+  }
+  free(s->scalars);
+  free(s->output);
+  free(s);
+}

@@ -1,0 +1,1331 @@
+// The study result file (HDF5): one process writes it with the default (sec2) file driver; no
+// MPI call is made, so it works whether or not MPI is initialized. The layout, the chunking and
+// the memory bounds are documented in io/FORMAT.md.
+//
+// Writing: samples arrive in increasing index order. The writer keeps one block of
+// `spc` consecutive samples (the sample extent of a trajectory chunk) in memory and writes it
+// when a sample of a later block arrives or at close; blocks no sample reached are never written
+// and read back as fill values. Count, mean and M2 (Welford) per frame and component accumulate
+// as samples arrive, in index order, so they are reproducible bit for bit. At close the
+// percentiles are computed column by column from the trajectories read back in blocks of
+// frames (and of components when one frame of all samples exceeds the memory budget).
+//
+// HDF5 never prints: every public function turns automatic error printing off while it runs,
+// and a failing call becomes an MBS_ERR_IO status whose message names the file, what was being
+// done and the innermost HDF5 error.
+#include "mbs/store.h"
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STORE_KIB 1024L
+#define STORE_MIB (1024L * 1024L)
+#define DEFAULT_CHUNK_BYTES (256 * STORE_KIB)  // chunk size aimed at when samples_per_chunk = 0
+#define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
+#define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
+#define PERCENTILE_MEMORY (64 * STORE_MIB)     // column buffer at close (see FORMAT.md)
+#define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
+#define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
+#define DEFLATE_LEVEL 4
+#define FORMAT_VERSION "1"
+
+typedef struct store_quantity {
+  char* name;
+  char* unit;
+  int ncomp;
+  hid_t dset;         // /trajectories/<name>
+  hid_t comps;        // /trajectories/<name>_components (dimension scale)
+  hsize_t chunk[3];
+  double* buf;        // the buffered block: spc x nframes x ncomp
+  int64_t* count;     // per frame and component (nframes x ncomp)
+  double* mean;
+  double* m2;         // sum of squared deviations (Welford)
+} store_quantity;
+
+typedef struct store_scalar {
+  char* name;
+  char* unit;
+  hid_t dset;         // /scalars/<name>
+  hsize_t chunk;
+  double* buf;        // spc
+  int64_t count;
+  double mean, m2;
+} store_scalar;
+
+struct mbs_store {
+  char* path;
+  hid_t file, lcpl;
+  long nsamples;
+  int nparams, nframes, nq, nsc, npct;
+  double* pct;
+  long spc;           // samples per block (= trajectory chunk extent along samples)
+  long block;         // first sample of the buffered block
+  long last;          // last sample index received, -1 before the first
+  int dirty;          // the buffered block holds samples not yet in the file
+  int broken;         // a write failed: no more samples are accepted
+  hid_t samples, time, params, pnames, code, message, wall, steps, done;
+  hsize_t meta_chunk_params, meta_chunk_meta;
+  hid_t message_type;
+  double* b_params;   // spc x nparams
+  int32_t* b_code;
+  char* b_message;    // spc x MESSAGE_WIDTH
+  double* b_wall;
+  int64_t* b_steps;
+  uint8_t* b_done;
+  store_quantity* q;
+  store_scalar* sc;
+};
+
+// ------------------------------------------------------------------------------------------
+// HDF5 errors
+
+typedef struct h5quiet {
+  H5E_auto2_t func;
+  void* data;
+} h5quiet;
+
+static h5quiet quiet_begin(void) {
+  h5quiet q = {NULL, NULL};
+  H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return q;
+}
+
+static void quiet_end(h5quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
+
+typedef struct walk_info {
+  char api[64];
+  char inner[256];
+  int n;
+} walk_info;
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t* e, void* data) {
+  walk_info* w = data;
+  if (n == 0 && e->func_name) snprintf(w->api, sizeof w->api, "%s", e->func_name);
+  if (e->desc && *e->desc) snprintf(w->inner, sizeof w->inner, "%s", e->desc);
+  w->n++;
+  return 0;
+}
+
+// Turn the HDF5 error stack (read before any other HDF5 call clears it) into a status.
+static int h5_fail(mbs_error* err, const char* path, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int h5_fail(mbs_error* err, const char* path, const char* fmt, ...) {
+  char what[192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  walk_info w;
+  memset(&w, 0, sizeof w);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &w);
+  H5Eclear2(H5E_DEFAULT);
+  // the system's message when the innermost error carries one ("error message = '...'")
+  const char* sys = strstr(w.inner, "error message = '");
+  if (sys) {
+    sys += strlen("error message = '");
+    const char* end = strchr(sys, '\'');
+    const int len = end ? (int)(end - sys) : (int)strlen(sys);
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %.*s (HDF5 %s)", path, what, len, sys,
+                    w.api[0] ? w.api : "error");
+  }
+  if (w.n && w.inner[0])
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %s (HDF5 %s)", path, what, w.inner,
+                    w.api[0] ? w.api : "error");
+  return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s (HDF5 error)", path, what);
+}
+
+#define H5TRY(call, ...)                         \
+  do {                                           \
+    if ((call) < 0) {                            \
+      rc = h5_fail(err, path, __VA_ARGS__);      \
+      goto done;                                 \
+    }                                            \
+  } while (0)
+
+#define NOMEM(ptr)                                                                      \
+  do {                                                                                  \
+    if (!(ptr)) {                                                                       \
+      rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);           \
+      goto done;                                                                        \
+    }                                                                                   \
+  } while (0)
+
+static void close_id(hid_t* id, herr_t (*fn)(hid_t)) {
+  if (*id >= 0) fn(*id);
+  *id = -1;
+}
+
+// ------------------------------------------------------------------------------------------
+// small helpers
+
+static char* dup_str(const char* s) {
+  if (!s) s = "";
+  size_t n = strlen(s) + 1;
+  char* d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+// length of s cut to at most max bytes without splitting a UTF-8 sequence
+static size_t utf8_cut(const char* s, size_t max) {
+  size_t n = strlen(s);
+  if (n <= max) return n;
+  n = max;
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
+static int64_t* alloc_i64(size_t n) { return malloc((n ? n : 1) * sizeof(int64_t)); }
+static double* alloc_f64(size_t n) { return malloc((n ? n : 1) * sizeof(double)); }
+
+static void fill_nan(double* a, size_t n) {
+  for (size_t i = 0; i < n; i++) a[i] = NAN;
+}
+
+// a name usable as a path below a group: segments separated by single '/', none "." or ".."
+static int valid_path_name(const char* name) {
+  if (!name || !*name || name[0] == '/') return 0;
+  const char* p = name;
+  while (*p) {
+    const char* e = strchr(p, '/');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == 0) return 0;
+    if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')) return 0;
+    p += len;
+    if (*p == '/') {
+      p++;
+      if (!*p) return 0;  // trailing '/'
+    }
+  }
+  return 1;
+}
+
+// equal, or one is a group on the other's path
+static int paths_conflict(const char* a, const char* b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la == lb) return strcmp(a, b) == 0;
+  if (la < lb) return strncmp(a, b, la) == 0 && b[la] == '/';
+  return strncmp(a, b, lb) == 0 && a[lb] == '/';
+}
+
+static int first_segment_is(const char* name, const char* seg) {
+  size_t n = strlen(seg);
+  return strncmp(name, seg, n) == 0 && (name[n] == '\0' || name[n] == '/');
+}
+
+static const char* basename_of(const char* path) {
+  const char* b = strrchr(path, '/');
+  return b ? b + 1 : path;
+}
+
+// fixed-length, NUL-padded UTF-8 string type of `width` bytes (at least 1)
+static hid_t str_type(size_t width) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return t;
+  if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+      H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+// ------------------------------------------------------------------------------------------
+// attributes and small datasets
+
+static int attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
+                       const char* value) {
+  int rc = 0;
+  hid_t t = -1, sp = -1, a = -1;
+  if (!value) value = "";
+  size_t n = strlen(value);
+  htri_t exists = H5Aexists(loc, key);
+  H5TRY(exists, "check attribute '%s'", key);
+  if (exists > 0) H5TRY(H5Adelete(loc, key), "replace attribute '%s'", key);
+  H5TRY(t = str_type(n), "make a string type for attribute '%s'", key);
+  H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
+  H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
+  H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
+done:
+  close_id(&a, H5Aclose);
+  close_id(&sp, H5Sclose);
+  close_id(&t, H5Tclose);
+  return rc;
+}
+
+// n strings packed as fixed-width fields; *width receives the field width (>= 1)
+static char* pack_strings(int n, const char* const* v, size_t* width) {
+  size_t w = 1;
+  for (int i = 0; i < n; i++)
+    if (v && v[i] && strlen(v[i]) > w) w = strlen(v[i]);
+  char* buf = calloc(n > 0 ? (size_t)n : 1, w);
+  if (!buf) return NULL;
+  for (int i = 0; i < n; i++)
+    if (v && v[i]) memcpy(buf + (size_t)i * w, v[i], strlen(v[i]));
+  *width = w;
+  return buf;
+}
+
+static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char* key, int n,
+                        const char* const* v) {
+  int rc = 0;
+  hid_t t = -1, sp = -1, a = -1;
+  size_t w = 1;
+  char* buf = pack_strings(n, v, &w);
+  NOMEM(buf);
+  hsize_t dims[1] = {(hsize_t)n};
+  H5TRY(t = str_type(w), "make a string type for attribute '%s'", key);
+  H5TRY(sp = H5Screate_simple(1, dims, NULL), "make a dataspace for attribute '%s'", key);
+  H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
+  if (n > 0) H5TRY(H5Awrite(a, t, buf), "write attribute '%s'", key);
+done:
+  close_id(&a, H5Aclose);
+  close_id(&sp, H5Sclose);
+  close_id(&t, H5Tclose);
+  free(buf);
+  return rc;
+}
+
+static int attr_int64(const char* path, mbs_error* err, hid_t loc, const char* key,
+                      int64_t value) {
+  int rc = 0;
+  hid_t sp = -1, a = -1;
+  H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
+  H5TRY(a = H5Acreate2(loc, key, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT),
+        "create attribute '%s'", key);
+  H5TRY(H5Awrite(a, H5T_NATIVE_INT64, &value), "write attribute '%s'", key);
+done:
+  close_id(&a, H5Aclose);
+  close_id(&sp, H5Sclose);
+  return rc;
+}
+
+// Create dataset `name` below `loc` (intermediate groups created). chunk == NULL or a zero
+// dimension: contiguous; otherwise chunked, with shuffle + deflate when `compress`.
+static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
+                        const char* name, hid_t type, int rank, const hsize_t* dims,
+                        const hsize_t* chunk, int compress, const void* fill, hid_t* out) {
+  int rc = 0;
+  hid_t sp = -1, dcpl = -1;
+  *out = -1;
+  int empty = 0;
+  for (int i = 0; i < rank; i++)
+    if (dims[i] == 0) empty = 1;
+  H5TRY(sp = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR),
+        "make the dataspace of '%s'", name);
+  H5TRY(dcpl = H5Pcreate(H5P_DATASET_CREATE), "make properties for '%s'", name);
+  H5TRY(H5Pset_obj_track_times(dcpl, 0), "set properties of '%s'", name);
+  if (chunk && !empty) {
+    H5TRY(H5Pset_chunk(dcpl, rank, chunk), "set the chunks of '%s'", name);
+    if (compress) {
+      H5TRY(H5Pset_shuffle(dcpl), "set the shuffle filter of '%s'", name);
+      H5TRY(H5Pset_deflate(dcpl, DEFLATE_LEVEL), "set the deflate filter of '%s'", name);
+    }
+  }
+  if (fill) H5TRY(H5Pset_fill_value(dcpl, type, fill), "set the fill value of '%s'", name);
+  H5TRY(*out = H5Dcreate2(loc, name, type, sp, lcpl, dcpl, H5P_DEFAULT), "create dataset '%s'",
+        name);
+done:
+  close_id(&dcpl, H5Pclose);
+  close_id(&sp, H5Sclose);
+  return rc;
+}
+
+// write a whole dataset from memory
+static int write_all(const char* path, mbs_error* err, hid_t d, hid_t memtype, const void* buf,
+                     const char* name) {
+  int rc = 0;
+  H5TRY(H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "write '%s'", name);
+done:
+  return rc;
+}
+
+// write rows [first, first + rows) along the first axis (all of the other axes)
+static int write_rows(const char* path, mbs_error* err, hid_t d, hid_t memtype, hsize_t first,
+                      hsize_t rows, const void* buf, const char* name) {
+  int rc = 0;
+  hid_t fs = -1, ms = -1;
+  hsize_t dims[3] = {0, 0, 0}, start[3] = {0, 0, 0}, count[3];
+  H5TRY(fs = H5Dget_space(d), "get the dataspace of '%s'", name);
+  int rank = H5Sget_simple_extent_dims(fs, dims, NULL);
+  H5TRY(rank, "get the dimensions of '%s'", name);
+  start[0] = first;
+  count[0] = rows;
+  for (int i = 1; i < rank; i++) count[i] = dims[i];
+  for (int i = 0; i < rank; i++)
+    if (count[i] == 0) goto done;
+  H5TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL),
+        "select samples %llu..%llu of '%s'", (unsigned long long)first,
+        (unsigned long long)(first + rows - 1), name);
+  H5TRY(ms = H5Screate_simple(rank, count, NULL), "make a memory dataspace for '%s'", name);
+  H5TRY(H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, buf), "write samples %llu..%llu of '%s'",
+        (unsigned long long)first, (unsigned long long)(first + rows - 1), name);
+done:
+  close_id(&ms, H5Sclose);
+  close_id(&fs, H5Sclose);
+  return rc;
+}
+
+static int attach(const char* path, mbs_error* err, hid_t d, hid_t scale, unsigned idx,
+                  const char* label, const char* name) {
+  int rc = 0;
+  H5TRY(H5DSattach_scale(d, scale, idx), "attach a dimension scale to axis %u of '%s'", idx,
+        name);
+  H5TRY(H5DSset_label(d, idx, label), "label axis %u of '%s'", idx, name);
+done:
+  return rc;
+}
+
+// a dataset of fixed-length strings, made a dimension scale named `scale_name`
+static int string_scale(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
+                        const char* name, const char* scale_name, int n,
+                        const char* const* v, hid_t* out) {
+  int rc = 0;
+  hid_t t = -1;
+  size_t w = 1;
+  char* buf = pack_strings(n, v, &w);
+  *out = -1;
+  NOMEM(buf);
+  hsize_t dims[1] = {(hsize_t)n};
+  H5TRY(t = str_type(w), "make a string type for '%s'", name);
+  rc = make_dataset(path, err, loc, lcpl, name, t, 1, dims, NULL, 0, NULL, out);
+  if (rc) goto done;
+  if (n > 0) rc = write_all(path, err, *out, t, buf, name);
+  if (rc) goto done;
+  H5TRY(H5DSset_scale(*out, scale_name), "make '%s' a dimension scale", name);
+done:
+  close_id(&t, H5Tclose);
+  free(buf);
+  return rc;
+}
+
+// ------------------------------------------------------------------------------------------
+// layout
+
+static int check_layout(const char* path, const mbs_store_layout* L, mbs_error* err) {
+#define BAD(...) return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, __VA_ARGS__)
+  if (L->nsamples < 1) BAD("%s: the study needs at least one sample (nsamples = %ld)", path,
+                           L->nsamples);
+  if (L->nframes < 1 || !L->times)
+    BAD("%s: the study needs at least one frame and its times (nframes = %d)", path, L->nframes);
+  if (L->nparams < 0 || (L->nparams > 0 && !L->param_names))
+    BAD("%s: nparams = %d without parameter names", path, L->nparams);
+  if (L->nquantities < 0 || (L->nquantities > 0 && !L->quantities))
+    BAD("%s: nquantities = %d without quantities", path, L->nquantities);
+  if (L->nscalars < 0 || (L->nscalars > 0 && !L->scalar_names))
+    BAD("%s: nscalars = %d without scalar names", path, L->nscalars);
+  if (L->npercentiles < 0 || (L->npercentiles > 0 && !L->percentiles))
+    BAD("%s: npercentiles = %d without percentile levels", path, L->npercentiles);
+  if (L->nattributes < 0 || (L->nattributes > 0 && !L->attributes))
+    BAD("%s: nattributes = %d without attributes", path, L->nattributes);
+  if (L->samples_per_chunk < 0)
+    BAD("%s: samples_per_chunk = %d is negative", path, L->samples_per_chunk);
+  for (int i = 0; i < L->npercentiles; i++)
+    if (!(L->percentiles[i] >= 0 && L->percentiles[i] <= 100))
+      BAD("%s: percentile level %g is outside 0..100", path, L->percentiles[i]);
+  for (int i = 0; i < L->nattributes; i++)
+    if (!L->attributes[i].key || !*L->attributes[i].key)
+      BAD("%s: attribute %d has no key", path, i);
+  for (int k = 0; k < L->nquantities; k++) {
+    const mbs_store_quantity* q = &L->quantities[k];
+    if (!valid_path_name(q->name))
+      BAD("%s: quantity %d: name '%s' is not a valid dataset path (non-empty segments "
+          "separated by single '/', no '.' or '..')", path, k, q->name ? q->name : "(null)");
+    if (q->ncomp < 1) BAD("%s: quantity '%s' has %d components", path, q->name, q->ncomp);
+    if (first_segment_is(q->name, "scalars") || first_segment_is(q->name, "percentiles"))
+      BAD("%s: quantity '%s': the names 'scalars' and 'percentiles' are taken in /statistics",
+          path, q->name);
+    for (int j = 0; j < k; j++) {
+      const char* o = L->quantities[j].name;
+      size_t lo = strlen(o), lq = strlen(q->name);
+      int clash = paths_conflict(q->name, o);
+      // q->name == o + "_components" (or the reverse) clashes with a component scale
+      if (lq == lo + 11 && strncmp(q->name, o, lo) == 0 && !strcmp(q->name + lo, "_components"))
+        clash = 1;
+      if (lo == lq + 11 && strncmp(o, q->name, lq) == 0 && !strcmp(o + lq, "_components"))
+        clash = 1;
+      if (clash)
+        BAD("%s: quantities '%s' and '%s' would share a dataset path in /trajectories", path, o,
+            q->name);
+    }
+  }
+  for (int k = 0; k < L->nscalars; k++) {
+    const char* n = L->scalar_names[k];
+    if (!valid_path_name(n))
+      BAD("%s: scalar %d: name '%s' is not a valid dataset path", path, k, n ? n : "(null)");
+    for (int j = 0; j < k; j++)
+      if (paths_conflict(n, L->scalar_names[j]))
+        BAD("%s: scalars '%s' and '%s' would share a dataset path in /scalars", path,
+            L->scalar_names[j], n);
+  }
+#undef BAD
+  return MBS_OK;
+}
+
+// samples per block: the layout's value or ~256 KiB, capped so that no chunk exceeds 1 MiB
+static long choose_spc(const mbs_store_layout* L) {
+  long max_sample = 8;
+  for (int k = 0; k < L->nquantities; k++) {
+    long b = (long)L->nframes * L->quantities[k].ncomp * (long)sizeof(double);
+    if (b > max_sample) max_sample = b;
+  }
+  long spc = L->samples_per_chunk > 0 ? L->samples_per_chunk : DEFAULT_CHUNK_BYTES / max_sample;
+  long cap = MAX_CHUNK_BYTES / max_sample;
+  if (spc > cap) spc = cap;
+  if (spc < 1) spc = 1;
+  if (spc > L->nsamples) spc = L->nsamples;
+  return spc;
+}
+
+// chunk length along samples of a per-sample dataset with `row_bytes` per sample
+static hsize_t meta_chunk(long nsamples, long row_bytes) {
+  long n = META_CHUNK_BYTES / (row_bytes > 0 ? row_bytes : 1);
+  if (n < 1) n = 1;
+  if (n > nsamples) n = nsamples;
+  return (hsize_t)n;
+}
+
+static void reset_block(mbs_store* s) {
+  const size_t n = (size_t)s->spc;
+  fill_nan(s->b_params, n * (size_t)s->nparams);
+  memset(s->b_code, 0, n * sizeof *s->b_code);
+  memset(s->b_message, 0, n * MESSAGE_WIDTH);
+  fill_nan(s->b_wall, n);
+  memset(s->b_steps, 0, n * sizeof *s->b_steps);
+  memset(s->b_done, 0, n);
+  for (int k = 0; k < s->nq; k++)
+    fill_nan(s->q[k].buf, n * (size_t)s->nframes * (size_t)s->q[k].ncomp);
+  for (int k = 0; k < s->nsc; k++) fill_nan(s->sc[k].buf, n);
+}
+
+static void close_all(mbs_store* s) {
+  for (int k = 0; s->q && k < s->nq; k++) {
+    close_id(&s->q[k].dset, H5Dclose);
+    close_id(&s->q[k].comps, H5Dclose);
+  }
+  for (int k = 0; s->sc && k < s->nsc; k++) close_id(&s->sc[k].dset, H5Dclose);
+  hid_t* ds[] = {&s->samples, &s->time, &s->params, &s->pnames, &s->code,
+                 &s->message, &s->wall, &s->steps, &s->done};
+  for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) close_id(ds[i], H5Dclose);
+  close_id(&s->message_type, H5Tclose);
+  close_id(&s->lcpl, H5Pclose);
+}
+
+static void free_store(mbs_store* s) {
+  if (!s) return;
+  for (int k = 0; s->q && k < s->nq; k++) {
+    free(s->q[k].name);
+    free(s->q[k].unit);
+    free(s->q[k].buf);
+    free(s->q[k].count);
+    free(s->q[k].mean);
+    free(s->q[k].m2);
+  }
+  for (int k = 0; s->sc && k < s->nsc; k++) {
+    free(s->sc[k].name);
+    free(s->sc[k].unit);
+    free(s->sc[k].buf);
+  }
+  free(s->q);
+  free(s->sc);
+  free(s->pct);
+  free(s->b_params);
+  free(s->b_code);
+  free(s->b_message);
+  free(s->b_wall);
+  free(s->b_steps);
+  free(s->b_done);
+  free(s->path);
+  free(s);
+}
+
+static mbs_store* new_store(const char* path, const mbs_store_layout* L) {
+  mbs_store* s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->file = s->lcpl = -1;
+  s->samples = s->time = s->params = s->pnames = s->code = s->message = s->wall = s->steps =
+      s->done = s->message_type = -1;
+  s->path = dup_str(path);
+  s->nsamples = L->nsamples;
+  s->nparams = L->nparams;
+  s->nframes = L->nframes;
+  s->nq = L->nquantities;
+  s->nsc = L->nscalars;
+  s->npct = L->npercentiles;
+  s->spc = choose_spc(L);
+  s->last = -1;
+  const size_t n = (size_t)s->spc;
+  s->pct = alloc_f64((size_t)s->npct);
+  s->b_params = alloc_f64(n * (size_t)s->nparams);
+  s->b_code = malloc(n * sizeof *s->b_code);
+  s->b_message = malloc(n * MESSAGE_WIDTH);
+  s->b_wall = alloc_f64(n);
+  s->b_steps = alloc_i64(n);
+  s->b_done = malloc(n);
+  s->q = calloc((size_t)(s->nq ? s->nq : 1), sizeof *s->q);
+  s->sc = calloc((size_t)(s->nsc ? s->nsc : 1), sizeof *s->sc);
+  int ok = s->path && s->pct && s->b_params && s->b_code && s->b_message && s->b_wall &&
+           s->b_steps && s->b_done && s->q && s->sc;
+  for (int k = 0; ok && k < s->nq; k++) {
+    store_quantity* q = &s->q[k];
+    q->dset = q->comps = -1;
+    q->ncomp = L->quantities[k].ncomp;
+    const size_t m = (size_t)s->nframes * (size_t)q->ncomp;
+    q->name = dup_str(L->quantities[k].name);
+    q->unit = dup_str(L->quantities[k].unit);
+    q->buf = alloc_f64(n * m);
+    q->count = calloc(m, sizeof *q->count);
+    q->mean = calloc(m, sizeof *q->mean);
+    q->m2 = calloc(m, sizeof *q->m2);
+    ok = q->name && q->unit && q->buf && q->count && q->mean && q->m2;
+  }
+  for (int k = 0; ok && k < s->nsc; k++) {
+    store_scalar* c = &s->sc[k];
+    c->dset = -1;
+    c->name = dup_str(L->scalar_names[k]);
+    c->unit = dup_str(L->scalar_units ? L->scalar_units[k] : "");
+    c->buf = alloc_f64(n);
+    ok = c->name && c->unit && c->buf;
+  }
+  if (!ok) {
+    // ids are all -1 here: only memory to free
+    if (s->q)
+      for (int k = 0; k < s->nq; k++) s->q[k].dset = s->q[k].comps = -1;
+    free_store(s);
+    return NULL;
+  }
+  if (s->npct) memcpy(s->pct, L->percentiles, (size_t)s->npct * sizeof(double));
+  reset_block(s);
+  return s;
+}
+
+static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t fapl = -1, g = -1;
+  int64_t* idx = NULL;
+  const double nan = NAN;
+  const int32_t zero32 = 0;
+  const int64_t zero64 = 0;
+  const uint8_t zero8 = 0;
+
+  H5TRY(fapl = H5Pcreate(H5P_FILE_ACCESS), "make file access properties");
+  // the 1.8 file format: readable by HDF5 1.8 and later (netCDF-4, h5py, MATLAB), and it
+  // stores attributes larger than 64 KiB (e.g. a whole study specification)
+#if H5_VERSION_GE(1, 10, 2)
+  H5TRY(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "set the format version");
+#else
+  H5TRY(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+        "set the format version");
+#endif
+  H5TRY(H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG), "set the close degree");
+#if H5_VERSION_GE(1, 12, 1) || (H5_VERS_MINOR == 10 && H5_VERSION_GE(1, 10, 7))
+  // lock where the file system can, go on where it cannot (NFS, Lustre)
+  H5TRY(H5Pset_file_locking(fapl, 1, 1), "set file locking");
+#endif
+  H5TRY(s->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl),
+        "create the file");
+  H5TRY(s->lcpl = H5Pcreate(H5P_LINK_CREATE), "make link properties");
+  H5TRY(H5Pset_create_intermediate_group(s->lcpl, 1), "set link properties");
+
+  // root attributes: provenance, then the format version (which always wins)
+  for (int i = 0; i < L->nattributes && !rc; i++)
+    rc = attr_string(path, err, s->file, L->attributes[i].key, L->attributes[i].value);
+  if (!rc) rc = attr_string(path, err, s->file, "mbstudy_format", FORMAT_VERSION);
+  if (rc) goto done;
+
+  // /samples: 0..n-1, the scale of every per-sample axis
+  {
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
+    ch[0] = meta_chunk(s->nsamples, 8);
+    rc = make_dataset(path, err, s->file, s->lcpl, "samples", H5T_STD_I64LE, 1, dims, ch, 1,
+                      NULL, &s->samples);
+    if (rc) goto done;
+    const long piece = (long)ch[0];
+    idx = alloc_i64((size_t)piece);
+    NOMEM(idx);
+    for (long first = 0; first < s->nsamples && !rc; first += piece) {
+      long n = s->nsamples - first < piece ? s->nsamples - first : piece;
+      for (long i = 0; i < n; i++) idx[i] = first + i;
+      rc = write_rows(path, err, s->samples, H5T_NATIVE_INT64, (hsize_t)first, (hsize_t)n, idx,
+                      "/samples");
+    }
+    if (rc) goto done;
+    H5TRY(H5DSset_scale(s->samples, "samples"), "make '/samples' a dimension scale");
+  }
+  // /time
+  {
+    hsize_t dims[1] = {(hsize_t)s->nframes};
+    rc = make_dataset(path, err, s->file, s->lcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+                      NULL, &s->time);
+    if (!rc) rc = write_all(path, err, s->time, H5T_NATIVE_DOUBLE, L->times, "/time");
+    if (!rc) rc = attr_string(path, err, s->time, "units", "s");
+    if (rc) goto done;
+    H5TRY(H5DSset_scale(s->time, "time"), "make '/time' a dimension scale");
+  }
+  // /parameter_names and /parameters
+  {
+    rc = string_scale(path, err, s->file, s->lcpl, "parameter_names", "parameter_names",
+                      s->nparams, L->param_names, &s->pnames);
+    if (rc) goto done;
+    hsize_t dims[2] = {(hsize_t)s->nsamples, (hsize_t)s->nparams};
+    hsize_t ch[2] = {meta_chunk(s->nsamples, 8L * s->nparams), (hsize_t)s->nparams};
+    s->meta_chunk_params = ch[0];
+    rc = make_dataset(path, err, s->file, s->lcpl, "parameters", H5T_IEEE_F64LE, 2, dims, ch, 1,
+                      &nan, &s->params);
+    if (!rc) rc = attr_strings(path, err, s->params, "units", s->nparams, L->param_units);
+    if (!rc) rc = attach(path, err, s->params, s->samples, 0, "sample", "/parameters");
+    if (!rc) rc = attach(path, err, s->params, s->pnames, 1, "parameter", "/parameters");
+    if (rc) goto done;
+  }
+  // /status
+  {
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
+    ch[0] = meta_chunk(s->nsamples, 8);
+    s->meta_chunk_meta = ch[0];
+    H5TRY(s->message_type = str_type(MESSAGE_WIDTH), "make the message string type");
+    rc = make_dataset(path, err, s->file, s->lcpl, "status/code", H5T_STD_I32LE, 1, dims, ch, 1,
+                      &zero32, &s->code);
+    if (!rc) {
+      hsize_t chm[1] = {meta_chunk(s->nsamples, MESSAGE_WIDTH)};
+      char fill[MESSAGE_WIDTH];
+      memset(fill, 0, sizeof fill);
+      rc = make_dataset(path, err, s->file, s->lcpl, "status/message", s->message_type, 1, dims,
+                        chm, 1, fill, &s->message);
+    }
+    if (!rc)
+      rc = make_dataset(path, err, s->file, s->lcpl, "status/wall_time", H5T_IEEE_F64LE, 1,
+                        dims, ch, 1, &nan, &s->wall);
+    if (!rc) rc = attr_string(path, err, s->wall, "units", "s");
+    if (!rc)
+      rc = make_dataset(path, err, s->file, s->lcpl, "status/steps", H5T_STD_I64LE, 1, dims, ch,
+                        1, &zero64, &s->steps);
+    if (!rc)
+      rc = make_dataset(path, err, s->file, s->lcpl, "status/done", H5T_STD_U8LE, 1, dims, ch, 1,
+                        &zero8, &s->done);
+    if (!rc)
+      rc = attr_string(path, err, s->code, "description",
+                       "mbs_status of the sample: 0 ok, positive informational, negative error");
+    if (!rc)
+      rc = attr_string(path, err, s->done, "description",
+                       "1 when the sample was written, 0 when it never arrived (fill values)");
+    hid_t st[] = {s->code, s->message, s->wall, s->steps, s->done};
+    const char* nm[] = {"/status/code", "/status/message", "/status/wall_time", "/status/steps",
+                        "/status/done"};
+    for (int i = 0; i < 5 && !rc; i++) rc = attach(path, err, st[i], s->samples, 0, "sample", nm[i]);
+    if (rc) goto done;
+  }
+  // /trajectories/<quantity> with its component scale
+  for (int k = 0; k < s->nq; k++) {
+    store_quantity* q = &s->q[k];
+    const mbs_store_quantity* lq = &L->quantities[k];
+    char name[1024], cname[1024], full[1100];
+    snprintf(name, sizeof name, "trajectories/%s", q->name);
+    snprintf(cname, sizeof cname, "trajectories/%s_components", q->name);
+    snprintf(full, sizeof full, "/%s", name);
+    char** gen = NULL;
+    const char* const* comps = lq->components;
+    if (!comps) {  // unnamed components: "0", "1", ...
+      gen = calloc((size_t)q->ncomp, sizeof *gen);
+      NOMEM(gen);
+      for (int c = 0; c < q->ncomp && gen; c++) {
+        gen[c] = malloc(16);
+        if (gen[c]) snprintf(gen[c], 16, "%d", c);
+      }
+      comps = (const char* const*)gen;
+    }
+    rc = string_scale(path, err, s->file, s->lcpl, cname, basename_of(cname),
+                      q->ncomp, comps, &q->comps);
+    if (gen) {
+      for (int c = 0; c < q->ncomp; c++) free(gen[c]);
+      free(gen);
+    }
+    if (rc) goto done;
+    // chunk: spc samples x all frames x all components, split along frames (then components)
+    // when one sample alone is larger than MAX_CHUNK_BYTES
+    const long sample_bytes = (long)s->nframes * q->ncomp * 8;
+    q->chunk[0] = (hsize_t)s->spc;
+    q->chunk[1] = (hsize_t)s->nframes;
+    q->chunk[2] = (hsize_t)q->ncomp;
+    if (sample_bytes > MAX_CHUNK_BYTES) {
+      q->chunk[0] = 1;
+      long fc = MAX_CHUNK_BYTES / (8L * q->ncomp);
+      if (fc >= 1) {
+        q->chunk[1] = (hsize_t)fc;
+      } else {
+        q->chunk[1] = 1;
+        q->chunk[2] = (hsize_t)(MAX_CHUNK_BYTES / 8);
+      }
+    }
+    hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
+    rc = make_dataset(path, err, s->file, s->lcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk, 1,
+                      &nan, &q->dset);
+    if (!rc) rc = attr_string(path, err, q->dset, "units", q->unit);
+    if (!rc) rc = attach(path, err, q->dset, s->samples, 0, "sample", full);
+    if (!rc) rc = attach(path, err, q->dset, s->time, 1, "time", full);
+    if (!rc) rc = attach(path, err, q->dset, q->comps, 2, "component", full);
+    if (rc) goto done;
+  }
+  // /scalars/<name>
+  for (int k = 0; k < s->nsc; k++) {
+    store_scalar* c = &s->sc[k];
+    char name[1024];
+    snprintf(name, sizeof name, "scalars/%s", c->name);
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {meta_chunk(s->nsamples, 8)};
+    c->chunk = ch[0];
+    rc = make_dataset(path, err, s->file, s->lcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
+                      &c->dset);
+    if (!rc) rc = attr_string(path, err, c->dset, "units", c->unit);
+    if (!rc) rc = attach(path, err, c->dset, s->samples, 0, "sample", name);
+    if (rc) goto done;
+  }
+  // groups that stay empty still exist, so that readers find every top-level name
+  {
+    const char* groups[] = {"trajectories", "scalars"};
+    for (int i = 0; i < 2; i++) {
+      htri_t e = H5Lexists(s->file, groups[i], H5P_DEFAULT);
+      H5TRY(e, "look for '/%s'", groups[i]);
+      if (!e) {
+        H5TRY(g = H5Gcreate2(s->file, groups[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              "create group '/%s'", groups[i]);
+        close_id(&g, H5Gclose);
+      }
+    }
+  }
+  H5TRY(H5Fflush(s->file, H5F_SCOPE_LOCAL), "flush the file");
+done:
+  free(idx);
+  close_id(&g, H5Gclose);
+  close_id(&fapl, H5Pclose);
+  return rc;
+}
+
+mbs_store* mbs_store_create(const char* path, const mbs_store_layout* layout, int force,
+                            mbs_error* err) {
+  if (!path || !*path || !layout) {
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no file name or no layout");
+    return NULL;
+  }
+  if (check_layout(path, layout, err)) return NULL;
+  struct stat st;
+  if (!force && stat(path, &st) == 0) {
+    MBS_FAIL(err, MBS_ERR_IO, path, "%s already exists; use --force to replace it", path);
+    return NULL;
+  }
+  mbs_store* s = new_store(path, layout);
+  if (!s) {
+    MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory for the store's buffers", path);
+    return NULL;
+  }
+  h5quiet qz = quiet_begin();
+  int rc = build_file(s, layout, force, err);
+  if (rc) {
+    const int created = s->file >= 0;
+    close_all(s);
+    close_id(&s->file, H5Fclose);
+    if (created) unlink(path);  // never leave a half-made file behind
+    free_store(s);
+    s = NULL;
+  }
+  quiet_end(qz);
+  return s;
+}
+
+// ------------------------------------------------------------------------------------------
+// writing samples
+
+static int flush_block(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  const hsize_t first = (hsize_t)s->block;
+  const hsize_t rows =
+      (hsize_t)(s->nsamples - s->block < s->spc ? s->nsamples - s->block : s->spc);
+  int rc = write_rows(path, err, s->params, H5T_NATIVE_DOUBLE, first, rows, s->b_params,
+                      "/parameters");
+  if (!rc) rc = write_rows(path, err, s->code, H5T_NATIVE_INT32, first, rows, s->b_code,
+                           "/status/code");
+  if (!rc) rc = write_rows(path, err, s->message, s->message_type, first, rows, s->b_message,
+                           "/status/message");
+  if (!rc) rc = write_rows(path, err, s->wall, H5T_NATIVE_DOUBLE, first, rows, s->b_wall,
+                           "/status/wall_time");
+  if (!rc) rc = write_rows(path, err, s->steps, H5T_NATIVE_INT64, first, rows, s->b_steps,
+                           "/status/steps");
+  if (!rc) rc = write_rows(path, err, s->done, H5T_NATIVE_UINT8, first, rows, s->b_done,
+                           "/status/done");
+  for (int k = 0; k < s->nq && !rc; k++)
+    rc = write_rows(path, err, s->q[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->q[k].buf,
+                    s->q[k].name);
+  for (int k = 0; k < s->nsc && !rc; k++)
+    rc = write_rows(path, err, s->sc[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->sc[k].buf,
+                    s->sc[k].name);
+  if (rc) {
+    s->broken = 1;
+    return rc;
+  }
+  s->dirty = 0;
+  reset_block(s);
+  return MBS_OK;
+}
+
+static inline void welford(int64_t* n, double* mean, double* m2, double x) {
+  const double d = x - *mean;
+  *n += 1;
+  *mean += d / (double)*n;
+  *m2 += d * (x - *mean);
+}
+
+int mbs_store_write_sample(mbs_store* s, const mbs_store_sample* x, mbs_error* err) {
+  if (!s || !x) return MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no store or no sample");
+  const char* path = s->path;
+  if (s->broken)
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: an earlier write failed; sample %ld not stored",
+                    path, x->index);
+  if (x->index < 0 || x->index >= s->nsamples)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: sample %ld is outside 0..%ld", path,
+                    x->index, s->nsamples - 1);
+  if (x->index <= s->last)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, path,
+                    "%s: sample %ld arrived after sample %ld: samples must be written in "
+                    "increasing index order, each once", path, x->index, s->last);
+  if (x->nframes_done < 0 || x->nframes_done > s->nframes)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: sample %ld: nframes_done = %d is outside "
+                    "0..%d", path, x->index, x->nframes_done, s->nframes);
+  if (x->nframes_done > 0 && s->nq > 0) {
+    if (!x->traj)
+      return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: sample %ld: %d frames done but no "
+                      "trajectories", path, x->index, x->nframes_done);
+    for (int k = 0; k < s->nq; k++)
+      if (!x->traj[k])
+        return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: sample %ld: no values for quantity "
+                        "'%s'", path, x->index, s->q[k].name);
+  }
+  int rc = MBS_OK;
+  if (x->index >= s->block + s->spc) {
+    if (s->dirty) {
+      h5quiet qz = quiet_begin();
+      rc = flush_block(s, err);
+      quiet_end(qz);
+      if (rc) return rc;
+    }
+    s->block = x->index / s->spc * s->spc;
+  }
+  const size_t row = (size_t)(x->index - s->block);
+  for (int j = 0; j < s->nparams; j++)
+    s->b_params[row * (size_t)s->nparams + j] = x->params ? x->params[j] : NAN;
+  s->b_code[row] = (int32_t)x->status;
+  char* msg = s->b_message + row * MESSAGE_WIDTH;
+  memset(msg, 0, MESSAGE_WIDTH);
+  if (x->message) memcpy(msg, x->message, utf8_cut(x->message, MESSAGE_WIDTH));
+  s->b_wall[row] = x->wall_time;
+  s->b_steps[row] = (int64_t)x->steps;
+  s->b_done[row] = 1;
+  for (int k = 0; k < s->nq; k++) {
+    store_quantity* q = &s->q[k];
+    const size_t m = (size_t)x->nframes_done * (size_t)q->ncomp;
+    double* dst = q->buf + row * (size_t)s->nframes * (size_t)q->ncomp;
+    if (m) memcpy(dst, x->traj[k], m * sizeof(double));  // later frames stay NaN
+    if (x->status != 0) continue;
+    for (size_t i = 0; i < m; i++)
+      if (!isnan(dst[i])) welford(&q->count[i], &q->mean[i], &q->m2[i], dst[i]);
+  }
+  for (int k = 0; k < s->nsc; k++) {
+    store_scalar* c = &s->sc[k];
+    const double v = x->scalars ? x->scalars[k] : NAN;
+    c->buf[row] = v;
+    if (x->status == 0 && !isnan(v)) welford(&c->count, &c->mean, &c->m2, v);
+  }
+  s->last = x->index;
+  s->dirty = 1;
+  return MBS_OK;
+}
+
+int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mbs_error* err) {
+  if (!s || !key || !*key)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no store or no attribute name");
+  if (!strcmp(key, "mbstudy_format"))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, s->path, "%s: the attribute 'mbstudy_format' is "
+                    "reserved", s->path);
+  h5quiet qz = quiet_begin();
+  int rc = attr_string(s->path, err, s->file, key, value);
+  quiet_end(qz);
+  return rc;
+}
+
+// ------------------------------------------------------------------------------------------
+// statistics at close
+
+static int cmp_double(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+// Rearrange x[lo..hi] so that x[k] holds the value of rank k, with no larger value before it and
+// no smaller value after it (quickselect, median-of-three pivots; sorts after too many rounds).
+static void select_rank(double* x, long lo, long hi, long k) {
+  for (int round = 0; hi > lo; round++) {
+    if (round > 64) {
+      qsort(x + lo, (size_t)(hi - lo + 1), sizeof(double), cmp_double);
+      return;
+    }
+    const long mid = lo + (hi - lo) / 2;
+    double t;
+#define SWAP_(a, b) (t = x[a], x[a] = x[b], x[b] = t)
+    if (x[mid] < x[lo]) SWAP_(mid, lo);
+    if (x[hi] < x[lo]) SWAP_(hi, lo);
+    if (x[hi] < x[mid]) SWAP_(hi, mid);
+    const double pivot = x[mid];
+    long i = lo, j = hi;
+    while (i <= j) {
+      while (x[i] < pivot) i++;
+      while (x[j] > pivot) j--;
+      if (i <= j) {
+        SWAP_(i, j);
+        i++;
+        j--;
+      }
+    }
+#undef SWAP_
+    if (k <= j)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return;  // x[k] equals the pivot
+  }
+}
+
+// numpy's default ("linear") percentiles of the n >= 1 values x (reordered) at the levels p[]
+// (percent): virtual index h = (n - 1) p / 100 between the order statistics i = floor(h) and
+// i + 1, interpolated with numpy's two-sided formula (_lerp), so results match numpy's bits.
+// The order statistics come from successive selections, ranks ascending.
+static void percentiles_linear(double* x, long n, const double* p, int np, double* out,
+                               size_t out_stride) {
+  long ranks[2 * 64];
+  int nr = 0;
+  for (int l = 0; l < np; l++) {
+    const double h = (double)(n - 1) * (p[l] / 100.0);
+    long i = (long)floor(h);
+    if (i < 0) i = 0;
+    if (i > n - 1) i = n - 1;
+    const long j = i + 1 < n ? i + 1 : n - 1;
+    if (nr + 2 > (int)(sizeof ranks / sizeof ranks[0])) {  // many levels: sort once
+      qsort(x, (size_t)n, sizeof(double), cmp_double);
+      nr = -1;
+      break;
+    }
+    ranks[nr++] = i;
+    ranks[nr++] = j;
+  }
+  if (nr > 0) {
+    // ascending distinct ranks, each selected in the part right of the previous one
+    for (int a = 1; a < nr; a++)
+      for (int b = a; b > 0 && ranks[b - 1] > ranks[b]; b--) {
+        const long t = ranks[b];
+        ranks[b] = ranks[b - 1];
+        ranks[b - 1] = t;
+      }
+    long start = 0;
+    for (int a = 0; a < nr; a++) {
+      if (a > 0 && ranks[a] == ranks[a - 1]) continue;
+      select_rank(x, start, n - 1, ranks[a]);
+      start = ranks[a] + 1;
+    }
+  }
+  for (int l = 0; l < np; l++) {
+    const double h = (double)(n - 1) * (p[l] / 100.0);
+    const double lo = floor(h);
+    long i = (long)lo;
+    if (i < 0) i = 0;
+    if (i > n - 1) i = n - 1;
+    const long j = i + 1 < n ? i + 1 : n - 1;
+    const double g = h - lo, a = x[i], b = x[j], d = b - a;
+    out[(size_t)l * out_stride] = g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+  }
+}
+
+// ok[i] = 1 when sample i was written with status 0; *nok receives how many
+static int read_mask(mbs_store* s, uint8_t* ok, long* nok, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  const long piece = 65536;
+  int32_t* code = malloc((size_t)piece * sizeof *code);
+  uint8_t* done = malloc((size_t)piece);
+  hid_t fs = -1, ms = -1;
+  *nok = 0;
+  NOMEM(code);
+  NOMEM(done);
+  for (long first = 0; first < s->nsamples; first += piece) {
+    hsize_t start[1] = {(hsize_t)first};
+    hsize_t count[1] = {(hsize_t)(s->nsamples - first < piece ? s->nsamples - first : piece)};
+    H5TRY(ms = H5Screate_simple(1, count, NULL), "make a memory dataspace");
+    H5TRY(fs = H5Dget_space(s->code), "get the dataspace of '/status/code'");
+    H5TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL),
+          "select in '/status/code'");
+    H5TRY(H5Dread(s->code, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, code),
+          "read '/status/code' back");
+    H5TRY(H5Dread(s->done, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, done),
+          "read '/status/done' back");
+    close_id(&fs, H5Sclose);
+    close_id(&ms, H5Sclose);
+    for (hsize_t i = 0; i < count[0]; i++) {
+      ok[first + (long)i] = done[i] == 1 && code[i] == 0;
+      *nok += ok[first + (long)i];
+    }
+  }
+done:
+  close_id(&fs, H5Sclose);
+  close_id(&ms, H5Sclose);
+  free(code);
+  free(done);
+  return rc;
+}
+
+static size_t percentile_budget(void) {
+  const char* e = getenv(PERCENTILE_MEMORY_ENV);
+  if (e && *e) {
+    char* end = NULL;
+    long long v = strtoll(e, &end, 10);
+    if (end && *end == '\0' && v > 0) return (size_t)v;
+  }
+  return (size_t)PERCENTILE_MEMORY;
+}
+
+// Percentiles of every (frame, component) column of `src` (rank 3: samples x nframes x ncomp,
+// or rank 1: samples) over the samples marked ok, NaN values skipped, written to `out`
+// (npct x nframes x ncomp, or npct). Columns are gathered in blocks of frames (and components)
+// holding at most max(budget, 8 nok) bytes; `src` is read `rows` samples at a time.
+static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int nframes,
+                              int ncomp, const uint8_t* ok, long nok, hid_t out,
+                              const char* name, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  const size_t budget = percentile_budget();
+  const long per_col = nok > 0 ? nok : 1;
+  long ncols = (long)(budget / (sizeof(double) * (size_t)per_col));
+  if (ncols < 1) ncols = 1;
+  long fb, cb;
+  if (ncols >= ncomp) {
+    cb = ncomp;
+    fb = ncols / ncomp;
+    if (fb > nframes) fb = nframes;
+  } else {
+    fb = 1;
+    cb = ncols;
+  }
+  const size_t blk = (size_t)fb * (size_t)cb;
+  double* cols = malloc(blk * (size_t)per_col * sizeof(double));
+  long* cnt = malloc(blk * sizeof(long));
+  double* rbuf = malloc((size_t)rows * blk * sizeof(double));
+  double* obuf = malloc((size_t)s->npct * blk * sizeof(double));
+  hid_t fs = -1, ms = -1, ofs = -1, oms = -1;
+  NOMEM(cols);
+  NOMEM(cnt);
+  NOMEM(rbuf);
+  NOMEM(obuf);
+  for (long f0 = 0; f0 < nframes; f0 += fb) {
+    const long fn = nframes - f0 < fb ? nframes - f0 : fb;
+    for (long c0 = 0; c0 < ncomp; c0 += cb) {
+      const long cn = ncomp - c0 < cb ? ncomp - c0 : cb;
+      const long m = fn * cn;
+      memset(cnt, 0, (size_t)m * sizeof(long));
+      for (long s0 = 0; nok > 0 && s0 < s->nsamples; s0 += rows) {
+        const long rn = s->nsamples - s0 < rows ? s->nsamples - s0 : rows;
+        long any = 0;
+        for (long r = 0; r < rn && !any; r++) any = ok[s0 + r];
+        if (!any) continue;
+        hsize_t start[3] = {(hsize_t)s0, (hsize_t)f0, (hsize_t)c0};
+        hsize_t count[3] = {(hsize_t)rn, (hsize_t)fn, (hsize_t)cn};
+        H5TRY(fs = H5Dget_space(src), "get the dataspace of '%s'", name);
+        H5TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL),
+              "select in '%s'", name);
+        H5TRY(ms = H5Screate_simple(rank, count, NULL), "make a memory dataspace");
+        H5TRY(H5Dread(src, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, rbuf),
+              "read '%s' back for percentiles", name);
+        close_id(&fs, H5Sclose);
+        close_id(&ms, H5Sclose);
+        for (long r = 0; r < rn; r++) {
+          if (!ok[s0 + r]) continue;
+          const double* v = rbuf + (size_t)r * (size_t)m;
+          for (long j = 0; j < m; j++)
+            if (!isnan(v[j])) cols[(size_t)j * (size_t)per_col + (size_t)cnt[j]++] = v[j];
+        }
+      }
+      for (long j = 0; j < m; j++) {
+        if (cnt[j] > 0)
+          percentiles_linear(cols + (size_t)j * (size_t)per_col, cnt[j], s->pct, s->npct,
+                             obuf + j, (size_t)m);
+        else
+          for (int p = 0; p < s->npct; p++) obuf[(size_t)p * (size_t)m + (size_t)j] = NAN;
+      }
+      hsize_t ostart[3] = {0, (hsize_t)f0, (hsize_t)c0};
+      hsize_t ocount[3] = {(hsize_t)s->npct, (hsize_t)fn, (hsize_t)cn};
+      H5TRY(ofs = H5Dget_space(out), "get the dataspace of the percentiles of '%s'", name);
+      H5TRY(H5Sselect_hyperslab(ofs, H5S_SELECT_SET, ostart, NULL, ocount, NULL),
+            "select in the percentiles of '%s'", name);
+      H5TRY(oms = H5Screate_simple(rank, ocount, NULL), "make a memory dataspace");
+      H5TRY(H5Dwrite(out, H5T_NATIVE_DOUBLE, oms, ofs, H5P_DEFAULT, obuf),
+            "write the percentiles of '%s'", name);
+      close_id(&ofs, H5Sclose);
+      close_id(&oms, H5Sclose);
+    }
+  }
+done:
+  close_id(&fs, H5Sclose);
+  close_id(&ms, H5Sclose);
+  close_id(&ofs, H5Sclose);
+  close_id(&oms, H5Sclose);
+  free(cols);
+  free(cnt);
+  free(rbuf);
+  free(obuf);
+  return rc;
+}
+
+// count, mean, std (n - 1) and percentile datasets in group `g` for m = nframes x ncomp
+// values (rank 2) or one value (rank 0)
+static int write_moments(mbs_store* s, hid_t g, int rank, const hsize_t* dims, const int64_t* n,
+                         const double* mean, const double* m2, size_t m, const char* unit,
+                         hid_t comps, const char* name, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t dc = -1, dm = -1, ds = -1;
+  double* mu = alloc_f64(m);
+  double* sd = alloc_f64(m);
+  NOMEM(mu);
+  NOMEM(sd);
+  for (size_t i = 0; i < m; i++) {
+    mu[i] = n[i] > 0 ? mean[i] : NAN;
+    sd[i] = n[i] > 1 ? sqrt(m2[i] / (double)(n[i] - 1)) : NAN;
+  }
+  rc = make_dataset(path, err, g, s->lcpl, "count", H5T_STD_I64LE, rank, dims, NULL, 0, NULL,
+                    &dc);
+  if (!rc) rc = write_all(path, err, dc, H5T_NATIVE_INT64, n, name);
+  if (!rc) rc = make_dataset(path, err, g, s->lcpl, "mean", H5T_IEEE_F64LE, rank, dims, NULL, 0,
+                             NULL, &dm);
+  if (!rc) rc = write_all(path, err, dm, H5T_NATIVE_DOUBLE, mu, name);
+  if (!rc) rc = attr_string(path, err, dm, "units", unit);
+  if (!rc) rc = make_dataset(path, err, g, s->lcpl, "std", H5T_IEEE_F64LE, rank, dims, NULL, 0,
+                             NULL, &ds);
+  if (!rc) rc = write_all(path, err, ds, H5T_NATIVE_DOUBLE, sd, name);
+  if (!rc) rc = attr_string(path, err, ds, "units", unit);
+  if (!rc) rc = attr_int64(path, err, ds, "ddof", 1);
+  if (!rc && rank == 2) {
+    hid_t d3[3] = {dc, dm, ds};
+    for (int i = 0; i < 3 && !rc; i++) {
+      rc = attach(path, err, d3[i], s->time, 0, "time", name);
+      if (!rc) rc = attach(path, err, d3[i], comps, 1, "component", name);
+    }
+  }
+done:
+  close_id(&dc, H5Dclose);
+  close_id(&dm, H5Dclose);
+  close_id(&ds, H5Dclose);
+  free(mu);
+  free(sd);
+  return rc;
+}
+
+static int write_statistics(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t gs = -1, g = -1, dp = -1, dq = -1;
+  long nok = 0;
+  uint8_t* ok = malloc((size_t)s->nsamples);
+  NOMEM(ok);
+  rc = read_mask(s, ok, &nok, err);
+  if (rc) goto done;
+  H5TRY(gs = H5Gcreate2(s->file, "statistics", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "create group '/statistics'");
+  rc = attr_int64(path, err, gs, "samples_used", nok);
+  if (!rc)
+    rc = attr_string(path, err, gs, "selection",
+                     "samples with /status/done = 1 and /status/code = 0; NaN values skipped");
+  if (rc) goto done;
+  if (s->npct > 0) {
+    hsize_t dims[1] = {(hsize_t)s->npct};
+    rc = make_dataset(path, err, gs, s->lcpl, "percentiles", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+                      NULL, &dp);
+    if (!rc) rc = write_all(path, err, dp, H5T_NATIVE_DOUBLE, s->pct, "/statistics/percentiles");
+    if (!rc) rc = attr_string(path, err, dp, "units", "%");
+    if (rc) goto done;
+    H5TRY(H5DSset_scale(dp, "percentiles"), "make '/statistics/percentiles' a dimension scale");
+  }
+  for (int k = 0; k < s->nq && !rc; k++) {
+    store_quantity* q = &s->q[k];
+    char full[1100];
+    snprintf(full, sizeof full, "/trajectories/%s", q->name);
+    H5TRY(g = H5Gcreate2(gs, q->name, s->lcpl, H5P_DEFAULT, H5P_DEFAULT),
+          "create group '/statistics/%s'", q->name);
+    hsize_t dims[3] = {(hsize_t)s->npct, (hsize_t)s->nframes, (hsize_t)q->ncomp};
+    rc = write_moments(s, g, 2, dims + 1, q->count, q->mean, q->m2,
+                       (size_t)s->nframes * (size_t)q->ncomp, q->unit, q->comps, full, err);
+    if (!rc && s->npct > 0) {
+      rc = make_dataset(path, err, g, s->lcpl, "percentile", H5T_IEEE_F64LE, 3, dims, NULL, 0,
+                        NULL, &dq);
+      if (!rc) rc = attr_string(path, err, dq, "units", q->unit);
+      if (!rc) rc = attr_string(path, err, dq, "method", "linear");
+      if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
+      if (!rc) rc = attach(path, err, dq, s->time, 1, "time", full);
+      if (!rc) rc = attach(path, err, dq, q->comps, 2, "component", full);
+      if (!rc)
+        rc = column_percentiles(s, q->dset, 3, (long)q->chunk[0], s->nframes, q->ncomp, ok, nok,
+                                dq, full, err);
+      close_id(&dq, H5Dclose);
+    }
+    close_id(&g, H5Gclose);
+  }
+  for (int k = 0; k < s->nsc && !rc; k++) {
+    store_scalar* c = &s->sc[k];
+    char gname[1100], full[1100];
+    snprintf(gname, sizeof gname, "scalars/%s", c->name);
+    snprintf(full, sizeof full, "/scalars/%s", c->name);
+    H5TRY(g = H5Gcreate2(gs, gname, s->lcpl, H5P_DEFAULT, H5P_DEFAULT),
+          "create group '/statistics/%s'", gname);
+    rc = write_moments(s, g, 0, NULL, &c->count, &c->mean, &c->m2, 1, c->unit, -1, full, err);
+    if (!rc && s->npct > 0) {
+      hsize_t dims[1] = {(hsize_t)s->npct};
+      rc = make_dataset(path, err, g, s->lcpl, "percentile", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+                        NULL, &dq);
+      if (!rc) rc = attr_string(path, err, dq, "units", c->unit);
+      if (!rc) rc = attr_string(path, err, dq, "method", "linear");
+      if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
+      if (!rc)
+        rc = column_percentiles(s, c->dset, 1, (long)c->chunk, 1, 1, ok, nok, dq, full, err);
+      close_id(&dq, H5Dclose);
+    }
+    close_id(&g, H5Gclose);
+  }
+done:
+  close_id(&dq, H5Dclose);
+  close_id(&dp, H5Dclose);
+  close_id(&g, H5Gclose);
+  close_id(&gs, H5Gclose);
+  free(ok);
+  return rc;
+}
+
+int mbs_store_close(mbs_store* s, mbs_error* err) {
+  if (!s) return MBS_OK;
+  h5quiet qz = quiet_begin();
+  const char* path = s->path;
+  int rc = MBS_OK;
+  if (s->broken)
+    rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: an earlier write failed; the file is incomplete",
+                  path);
+  if (!rc && s->dirty) rc = flush_block(s, err);
+  if (!rc) rc = write_statistics(s, err);
+  close_all(s);
+  if (s->file >= 0 && H5Fclose(s->file) < 0 && !rc) rc = h5_fail(err, path, "close the file");
+  s->file = -1;
+  free_store(s);
+  quiet_end(qz);
+  return rc;
+}

@@ -1,0 +1,120 @@
+// `mbstudy run SPEC [--resume] [--force]`: a study, as a single process or under mpirun.
+#include "run_cmd.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/spec.h"
+#include "mbs/study.h"
+#include "progress.h"
+
+// launched by mpirun (Open MPI, MPICH/Hydra, Slurm's PMI)?
+static int under_mpi_launcher(void) {
+  static const char* vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+    if (getenv(vars[i])) return 1;
+  return 0;
+}
+
+static void on_progress(void* user, long done, long total) {
+  mbs_progress* p = user;
+  p->total = total;
+  mbs_progress_update(p, done);
+}
+
+int mbs_cmd_run(int argc, char** argv) {
+  const char* spec_path = NULL;
+  const char* output = NULL;
+  int resume = 0, force = 0, quiet = 0, threads = -1;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--resume")) resume = 1;
+    else if (!strcmp(argv[i], "--force")) force = 1;
+    else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else if (!strcmp(argv[i], "--output") && i + 1 < argc) output = argv[++i];
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+      char* end;
+      threads = (int)strtol(argv[++i], &end, 10);
+      if (*end || threads < 0) {
+        fprintf(stderr, "mbstudy run: --threads expects a number >= 0, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (argv[i][0] != '-' && !spec_path) spec_path = argv[i];
+    else {
+      fprintf(stderr, "mbstudy run: unknown option '%s'\nusage: mbstudy run SPEC.yaml "
+                      "[--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!spec_path) {
+    fprintf(stderr, "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] "
+                    "[--output FILE.h5] [--threads N]\n");
+    return 2;
+  }
+  const int use_mpi = under_mpi_launcher();
+  int rank = 0, nranks = 1;
+  if (use_mpi) {
+    int provided;
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (provided < MPI_THREAD_SERIALIZED) {
+      if (rank == 0)
+        fprintf(stderr, "mbstudy run: the MPI library does not support threads "
+                        "(MPI_THREAD_SERIALIZED); run with one thread per rank\n");
+    }
+  }
+  mbs_study_install_signal_handlers();
+  mbs_error err;
+  mbs_study_spec* spec = NULL;
+  int rc = mbs_spec_read(spec_path, &spec, &err);
+  if (rc) {
+    if (rank == 0) fprintf(stderr, "mbstudy run: %s\n", err.message);
+    if (use_mpi) MPI_Finalize();
+    return 1;
+  }
+  if (output) {  // the command line wins over the spec
+    char* copy = strdup(output);
+    if (copy) {
+      free(spec->output);
+      spec->output = copy;
+    }
+  }
+  if (threads >= 0) spec->threads = threads;
+  mbs_study_options o;
+  mbs_study_options_default(&o);
+  o.resume = resume;
+  o.force = force;
+  o.use_mpi = use_mpi;
+  o.log = stderr;
+  mbs_progress prog;
+  if (rank == 0 && !quiet) {
+    fprintf(stderr, "mbstudy run: %s: %ld samples of '%s', %d rank%s\n", spec_path, spec->count,
+            spec->model, nranks, nranks == 1 ? "" : "s");
+    mbs_progress_start(&prog, stderr, "samples", spec->count);
+    o.progress = on_progress;
+    o.progress_user = &prog;
+  }
+  mbs_study_result res;
+  rc = mbs_study_run(spec, &o, &res, &err);
+  if (rank == 0 && !quiet && (rc == MBS_OK || rc == MBS_ERR_INTERRUPTED)) {
+    prog.done = res.skipped + res.done;
+    mbs_progress_finish(&prog);
+  }
+  int exit_code = 0;
+  if (rank == 0) {
+    if (rc == MBS_OK) {
+      printf("wrote %s: %ld samples (%ld this run, %ld before), %ld failed; %.3g s, %.3g s in "
+             "the result file\n", spec->output, res.samples, res.done, res.skipped, res.failed,
+             res.wall_time, res.merge_time);
+    } else {
+      fprintf(stderr, "mbstudy run: %s\n", err.message);
+    }
+  }
+  if (rc == MBS_ERR_INTERRUPTED) exit_code = 3;
+  else if (rc != MBS_OK) exit_code = 1;
+  mbs_spec_free(spec);
+  if (use_mpi) MPI_Finalize();
+  return exit_code;
+}

@@ -1,0 +1,253 @@
+// Journals of completed samples (journal.h).
+#include "journal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char file_magic[8] = {'M', 'B', 'S', 'J', 'R', 'N', 'L', '1'};
+static const uint32_t record_magic = 0x5253424Du;  // "MBSR"
+
+uint32_t mbs_crc32(uint32_t crc, const void* data, size_t n) {
+  static uint32_t table[256];
+  static int ready = 0;
+  if (!ready) {  // benign race: every thread writes the same values
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  }
+  const unsigned char* p = data;
+  crc = ~crc;
+  for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+struct mbs_journal_writer {
+  FILE* f;
+  char* path;
+  mbs_journal_layout L;
+  unsigned char* buf;
+  size_t cap;
+};
+
+static size_t payload_size(const mbs_journal_layout* L, size_t msglen) {
+  return 8 + 4 + 4 + 8 + 8 + 4 + msglen +
+         8 * ((size_t)L->nparams + (size_t)L->ntraj + (size_t)L->nscalars);
+}
+
+mbs_journal_writer* mbs_journal_create(const char* path, const mbs_journal_layout* L,
+                                       mbs_error* err) {
+  mbs_journal_writer* w = calloc(1, sizeof(*w));
+  if (!w) {
+    MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+    return NULL;
+  }
+  w->L = *L;
+  w->path = strdup(path);
+  w->f = fopen(path, "wb");
+  if (!w->f || !w->path) {
+    MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot create the journal: %s", path, strerror(errno));
+    if (w->f) fclose(w->f);
+    free(w->path);
+    free(w);
+    return NULL;
+  }
+  int32_t np = L->nparams, ns = L->nscalars;
+  int64_t nt = L->ntraj;
+  uint64_t fp = L->fingerprint;
+  if (fwrite(file_magic, 1, 8, w->f) != 8 || fwrite(&fp, 8, 1, w->f) != 1 ||
+      fwrite(&np, 4, 1, w->f) != 1 || fwrite(&nt, 8, 1, w->f) != 1 ||
+      fwrite(&ns, 4, 1, w->f) != 1 || fflush(w->f) != 0) {
+    MBS_FAIL(err, MBS_ERR_IO, path, "%s: write failed: %s", path, strerror(errno));
+    fclose(w->f);
+    free(w->path);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+#define PUT(p, v)                  \
+  do {                             \
+    memcpy((p), &(v), sizeof(v));  \
+    (p) += sizeof(v);              \
+  } while (0)
+
+int mbs_journal_append(mbs_journal_writer* w, const mbs_journal_record* r, mbs_error* err) {
+  const uint32_t msglen = (uint32_t)strnlen(r->message, sizeof(r->message) - 1);
+  const size_t n = payload_size(&w->L, msglen);
+  const size_t total = 4 + 8 + n + 4;
+  if (total > w->cap) {
+    unsigned char* b = realloc(w->buf, total);
+    if (!b) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, w->path, "%s: out of memory", w->path);
+    w->buf = b;
+    w->cap = total;
+  }
+  unsigned char* p = w->buf;
+  const uint64_t len = n + 4;
+  PUT(p, record_magic);
+  PUT(p, len);
+  unsigned char* payload = p;
+  const int64_t index = r->index, steps = r->steps;
+  const int32_t status = r->status, frames = r->frames;
+  PUT(p, index);
+  PUT(p, status);
+  PUT(p, frames);
+  PUT(p, r->wall);
+  PUT(p, steps);
+  PUT(p, msglen);
+  memcpy(p, r->message, msglen);
+  p += msglen;
+  memcpy(p, r->params, 8 * (size_t)w->L.nparams);
+  p += 8 * (size_t)w->L.nparams;
+  memcpy(p, r->traj, 8 * (size_t)w->L.ntraj);
+  p += 8 * (size_t)w->L.ntraj;
+  memcpy(p, r->scalars, 8 * (size_t)w->L.nscalars);
+  p += 8 * (size_t)w->L.nscalars;
+  const uint32_t crc = mbs_crc32(0, payload, n);
+  PUT(p, crc);
+  if (fwrite(w->buf, 1, total, w->f) != total)
+    return MBS_FAIL(err, MBS_ERR_IO, w->path, "%s: write failed: %s", w->path, strerror(errno));
+  return MBS_OK;
+}
+
+int mbs_journal_sync(mbs_journal_writer* w, mbs_error* err) {
+  if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+    return MBS_FAIL(err, MBS_ERR_IO, w->path, "%s: flush failed: %s", w->path, strerror(errno));
+  return MBS_OK;
+}
+
+int mbs_journal_close(mbs_journal_writer* w, mbs_error* err) {
+  if (!w) return MBS_OK;
+  int rc = mbs_journal_sync(w, err);
+  if (fclose(w->f) != 0 && rc == MBS_OK)
+    rc = MBS_FAIL(err, MBS_ERR_IO, w->path, "%s: close failed: %s", w->path, strerror(errno));
+  free(w->buf);
+  free(w->path);
+  free(w);
+  return rc;
+}
+
+struct mbs_journal_reader {
+  FILE* f;
+  mbs_journal_layout L;
+  unsigned char* buf;
+  size_t cap;
+  double* params;
+  double* traj;
+  double* scalars;
+};
+
+mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout* L,
+                                     mbs_error* err) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  char magic[8];
+  uint64_t fp;
+  int32_t np, ns;
+  int64_t nt;
+  if (fread(magic, 1, 8, f) != 8 || memcmp(magic, file_magic, 8) != 0 ||
+      fread(&fp, 8, 1, f) != 1 || fread(&np, 4, 1, f) != 1 || fread(&nt, 8, 1, f) != 1 ||
+      fread(&ns, 4, 1, f) != 1) {
+    fclose(f);
+    MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: not a journal of completed samples (or cut short "
+             "in its header)", path);
+    return NULL;
+  }
+  if (fp != L->fingerprint || np != L->nparams || nt != L->ntraj || ns != L->nscalars) {
+    fclose(f);
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, path,
+             "%s: this journal belongs to another study (its spec or model differs); remove the "
+             "folder or use --force to start over", path);
+    return NULL;
+  }
+  mbs_journal_reader* r = calloc(1, sizeof(*r));
+  if (r) {
+    r->f = f;
+    r->L = *L;
+    r->params = malloc(8 * ((size_t)np + 1));
+    r->traj = malloc(8 * ((size_t)nt + 1));
+    r->scalars = malloc(8 * ((size_t)ns + 1));
+  }
+  if (!r || !r->params || !r->traj || !r->scalars) {
+    if (r) {
+      free(r->params);
+      free(r->traj);
+      free(r->scalars);
+      free(r);
+    }
+    fclose(f);
+    MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+    return NULL;
+  }
+  return r;
+}
+
+#define GET(p, v)                  \
+  do {                             \
+    memcpy(&(v), (p), sizeof(v));  \
+    (p) += sizeof(v);              \
+  } while (0)
+
+int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out) {
+  uint32_t magic;
+  uint64_t len;
+  if (fread(&magic, 4, 1, r->f) != 1 || magic != record_magic || fread(&len, 8, 1, r->f) != 1)
+    return 0;
+  const size_t min = payload_size(&r->L, 0) + 4;
+  if (len < min || len > min + 512) return 0;
+  if (len > r->cap) {
+    unsigned char* b = realloc(r->buf, len);
+    if (!b) return 0;
+    r->buf = b;
+    r->cap = len;
+  }
+  if (fread(r->buf, 1, len, r->f) != len) return 0;
+  uint32_t crc;
+  memcpy(&crc, r->buf + len - 4, 4);
+  if (mbs_crc32(0, r->buf, len - 4) != crc) return 0;
+  const unsigned char* p = r->buf;
+  int64_t index, steps;
+  int32_t status, frames;
+  uint32_t msglen;
+  GET(p, index);
+  GET(p, status);
+  GET(p, frames);
+  GET(p, out->wall);
+  GET(p, steps);
+  GET(p, msglen);
+  if (len != payload_size(&r->L, msglen) + 4 || msglen >= sizeof(out->message)) return 0;
+  memcpy(out->message, p, msglen);
+  out->message[msglen] = 0;
+  p += msglen;
+  memcpy(r->params, p, 8 * (size_t)r->L.nparams);
+  p += 8 * (size_t)r->L.nparams;
+  memcpy(r->traj, p, 8 * (size_t)r->L.ntraj);
+  p += 8 * (size_t)r->L.ntraj;
+  memcpy(r->scalars, p, 8 * (size_t)r->L.nscalars);
+  out->index = index;
+  out->status = status;
+  out->frames = frames;
+  out->steps = steps;
+  out->params = r->params;
+  out->traj = r->traj;
+  out->scalars = r->scalars;
+  return 1;
+}
+
+void mbs_journal_close_reader(mbs_journal_reader* r) {
+  if (!r) return;
+  fclose(r->f);
+  free(r->buf);
+  free(r->params);
+  free(r->traj);
+  free(r->scalars);
+  free(r);
+}

@@ -1,0 +1,54 @@
+// Journals: the files in which each thread appends the samples it completes, so that a study
+// stopped at any moment loses at most what was not yet flushed, and resumes.
+//
+// A journal starts with a header (magic "MBSJRNL1", the study's fingerprint, the record
+// layout) and holds records: magic, length, then the sample index, status, frames done, wall
+// time, steps, the message, parameters, trajectory values, scalars, and a CRC-32 of all of it.
+// A record cut short by a crash fails its length or CRC check and is ignored, so are all bytes
+// after it. Within a journal, records are in increasing sample order.
+#ifndef MBS_STUDIES_JOURNAL_H_
+#define MBS_STUDIES_JOURNAL_H_
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mbs/status.h"
+
+typedef struct mbs_journal_layout {
+  uint64_t fingerprint;  // of the spec and the model: journals of another study are refused
+  int nparams;
+  long ntraj;            // trajectory values per sample
+  int nscalars;
+} mbs_journal_layout;
+
+typedef struct mbs_journal_record {
+  long index;
+  int status;
+  int frames;
+  double wall;
+  long steps;
+  char message[512];
+  double* params;        // nparams (buffers owned by the caller when writing; by the reader
+  double* traj;          // when reading)
+  double* scalars;
+} mbs_journal_record;
+
+// writing
+typedef struct mbs_journal_writer mbs_journal_writer;
+mbs_journal_writer* mbs_journal_create(const char* path, const mbs_journal_layout* L,
+                                       mbs_error* err);
+int mbs_journal_append(mbs_journal_writer* w, const mbs_journal_record* r, mbs_error* err);
+// flush to the operating system and to disk (fsync)
+int mbs_journal_sync(mbs_journal_writer* w, mbs_error* err);
+int mbs_journal_close(mbs_journal_writer* w, mbs_error* err);
+
+// reading: records one by one; next returns 1 with a record, 0 at the (valid) end
+typedef struct mbs_journal_reader mbs_journal_reader;
+mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout* L,
+                                     mbs_error* err);
+int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out);
+void mbs_journal_close_reader(mbs_journal_reader* r);
+
+uint32_t mbs_crc32(uint32_t crc, const void* data, size_t n);
+
+#endif  // MBS_STUDIES_JOURNAL_H_

@@ -1,0 +1,601 @@
+// Study specifications (io/spec.c):
+//  - a complete spec (every section, every distribution type, both event kinds, every kind of
+//    scalar) parses to the expected values, with paths resolved against the spec's folder and
+//    a "[k]" suffix parsed into the component;
+//  - a minimal spec takes the documented defaults;
+//  - broken specs, each made here from the complete one by replacing some of its lines (or
+//    written whole): each fails with the expected status and a message naming the file, the
+//    line and the key path ("study.yaml:7: simulation.acuracy: unknown key (...)");
+//  - mbs_spec_read on a file written here and on a missing file; mbs_spec_free(NULL).
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mbs/spec.h"
+#include "mbs_test.h"
+
+// the complete spec, one string per line (line k of the file is base[k - 1])
+static const char* const base[] = {
+    "# a complete study",                                          // 1
+    "model: models/arm.osim",                                      // 2
+    "external_loads: /data/grf.xml",                               // 3
+    "simulation:",                                                 // 4
+    "  duration: 5",                                               // 5
+    "  accuracy: 1.0e-4",                                          // 6
+    "  integrator: dormand_prince",                                // 7
+    "  output_interval: 0.01",                                     // 8
+    "  max_wall_time: 60",                                         // 9
+    "  events:",                                                   // 10
+    "    - name: fall",                                            // 11
+    "      body: pelvis",                                          // 12
+    "      point: [0, 0.1, -2.5e-1]",                              // 13
+    "      height_below: 0.5",                                     // 14
+    "    - name: knee_flexed",                                     // 15
+    "      coordinate: knee_angle_r",                              // 16
+    "      above: 1.2",                                            // 17
+    "      terminate: false",                                      // 18
+    "parameters:",                                                 // 19
+    "  - path: /bodyset/rod1/mass",                                // 20
+    "    distribution: {type: uniform, low: 0.8, high: 1.2}",      // 21
+    "  - path: /bodyset/rod2/mass",                                // 22
+    "    scale: {type: normal, mean: 1.0, std: 0.05}",             // 23
+    "  - path: /jointset/pin1/q1/default_value",                   // 24
+    "    distribution: {type: discrete, values: [-0.5, 0, 0.5]}",  // 25
+    "  - path: /bodyset/rod1/mass_center[1]",                      // 26
+    "    distribution:",                                           // 27
+    "      type: truncated_normal",                                // 28
+    "      mean: 0.5",                                             // 29
+    "      std: 0.1",                                              // 30
+    "      low: 0.3",                                              // 31
+    "      high: 0.7",                                             // 32
+    "  - path: /forceset/spring/stiffness",                        // 33
+    "    scale: {type: lognormal, mu: 0, sigma: 0.2}",             // 34
+    "  - path: /bodyset/rod1/mass_center[2]",                      // 35
+    "    distribution: {type: constant, value: -3}",               // 36
+    "outputs:",                                                    // 37
+    "  trajectories: [q, u, com, bodies, contacts, z, reactions]", // 38
+    "  bodies: [rod2, pelvis]",                                    // 39
+    "  contacts: [foot_contact_force]",                            // 40
+    "  scalars:",                                                  // 41
+    "    - {name: q1_end, of: q, coordinate: q1, at: final}",      // 42
+    "    - {name: fall_time, event: fall}",                        // 43
+    "    - name: pelvis_y_max",                                    // 44
+    "      of: body:pelvis",                                       // 45
+    "      component: 1",                                          // 46
+    "      at: max",                                               // 47
+    "    - {name: com_x_mean, of: com, component: 0, at: mean}",   // 48
+    "    - {name: u_min, of: u, coordinate: q1, at: min}",         // 49
+    "sampling:",                                                   // 50
+    "  count: 1000",                                               // 51
+    "  seed: 18446744073709551615",                                // 52
+    "  method: sobol",                                             // 53
+    "execution:",                                                  // 54
+    "  threads: 2",                                                // 55
+    "  checkpoint_interval: 30",                                   // 56
+    "output: out/results.h5",                                      // 57
+};
+#define NBASE ((int)(sizeof(base) / sizeof(base[0])))
+
+// the complete spec with lines first..first+count-1 replaced by `with` (NULL: none)
+static char* edited(int first, int count, const char* with) {
+  size_t cap = 64 + (with ? strlen(with) : 0);
+  for (int i = 0; i < NBASE; i++) cap += strlen(base[i]) + 1;
+  char* t = malloc(cap);
+  if (!t) exit(2);
+  t[0] = '\0';
+  for (int k = 1; k <= NBASE; k++) {
+    if (k == first && with) {
+      strcat(t, with);
+      strcat(t, "\n");
+    }
+    if (k >= first && k < first + count) continue;
+    strcat(t, base[k - 1]);
+    strcat(t, "\n");
+  }
+  return t;
+}
+
+static int same_str(const char* a, const char* b) {
+  if (!a || !b) return a == b;
+  return strcmp(a, b) == 0;
+}
+
+static void check_complete(const mbs_study_spec* s, const char* dir) {
+  char want[512];
+  EXPECT_TRUE(same_str(s->model, "models/arm.osim"));
+  snprintf(want, sizeof(want), "%smodels/arm.osim", dir);
+  EXPECT_TRUE(same_str(s->model_path, want));
+  EXPECT_TRUE(same_str(s->external_loads, "/data/grf.xml"));  // absolute: kept
+  snprintf(want, sizeof(want), "%sout/results.h5", dir);
+  EXPECT_TRUE(same_str(s->output, want));
+
+  EXPECT_TRUE(s->duration == 5);
+  EXPECT_TRUE(s->accuracy == 1.0e-4);
+  EXPECT_TRUE(same_str(s->integrator, "dormand_prince"));
+  EXPECT_TRUE(s->output_interval == 0.01);
+  EXPECT_TRUE(s->max_wall_time == 60);
+
+  EXPECT_EQ_INT(s->nevents, 2);
+  if (s->nevents == 2) {
+    const mbs_spec_event* e = &s->events[0];
+    EXPECT_TRUE(same_str(e->name, "fall"));
+    EXPECT_EQ_INT(e->kind, MBS_SPEC_EVENT_HEIGHT_BELOW);
+    EXPECT_TRUE(same_str(e->body, "pelvis"));
+    EXPECT_TRUE(e->point[0] == 0 && e->point[1] == 0.1 && e->point[2] == -0.25);
+    EXPECT_TRUE(e->coordinate == NULL);
+    EXPECT_TRUE(e->value == 0.5);
+    EXPECT_EQ_INT(e->terminate, 1);
+    EXPECT_EQ_INT(e->line, 11);
+    e = &s->events[1];
+    EXPECT_TRUE(same_str(e->name, "knee_flexed"));
+    EXPECT_EQ_INT(e->kind, MBS_SPEC_EVENT_COORDINATE_ABOVE);
+    EXPECT_TRUE(e->body == NULL);
+    EXPECT_TRUE(same_str(e->coordinate, "knee_angle_r"));
+    EXPECT_TRUE(e->value == 1.2);
+    EXPECT_EQ_INT(e->terminate, 0);
+    EXPECT_EQ_INT(e->line, 15);
+  }
+
+  EXPECT_EQ_INT(s->nparams, 6);
+  if (s->nparams == 6) {
+    const mbs_spec_parameter* p = s->params;
+    EXPECT_TRUE(same_str(p[0].path, "/bodyset/rod1/mass"));
+    EXPECT_EQ_INT(p[0].component, 0);
+    EXPECT_EQ_INT(p[0].is_scale, 0);
+    EXPECT_EQ_INT(p[0].dist.type, MBS_DIST_UNIFORM);
+    EXPECT_TRUE(p[0].dist.a == 0.8 && p[0].dist.b == 1.2);
+    EXPECT_EQ_INT(p[0].line, 20);
+
+    EXPECT_TRUE(same_str(p[1].path, "/bodyset/rod2/mass"));
+    EXPECT_EQ_INT(p[1].is_scale, 1);
+    EXPECT_EQ_INT(p[1].dist.type, MBS_DIST_NORMAL);
+    EXPECT_TRUE(p[1].dist.a == 1.0 && p[1].dist.b == 0.05);
+    EXPECT_EQ_INT(p[1].line, 22);
+
+    EXPECT_TRUE(same_str(p[2].path, "/jointset/pin1/q1/default_value"));
+    EXPECT_EQ_INT(p[2].is_scale, 0);
+    EXPECT_EQ_INT(p[2].dist.type, MBS_DIST_DISCRETE);
+    EXPECT_EQ_INT(p[2].dist.nvalues, 3);
+    if (p[2].dist.nvalues == 3)
+      EXPECT_TRUE(p[2].dist.values[0] == -0.5 && p[2].dist.values[1] == 0 &&
+                  p[2].dist.values[2] == 0.5);
+
+    EXPECT_TRUE(same_str(p[3].path, "/bodyset/rod1/mass_center"));
+    EXPECT_EQ_INT(p[3].component, 1);
+    EXPECT_EQ_INT(p[3].dist.type, MBS_DIST_TRUNCATED_NORMAL);
+    EXPECT_TRUE(p[3].dist.a == 0.5 && p[3].dist.b == 0.1 && p[3].dist.lo == 0.3 &&
+                p[3].dist.hi == 0.7);
+    EXPECT_EQ_INT(p[3].line, 26);
+
+    EXPECT_TRUE(same_str(p[4].path, "/forceset/spring/stiffness"));
+    EXPECT_EQ_INT(p[4].is_scale, 1);
+    EXPECT_EQ_INT(p[4].dist.type, MBS_DIST_LOGNORMAL);
+    EXPECT_TRUE(p[4].dist.a == 0 && p[4].dist.b == 0.2);
+
+    EXPECT_TRUE(same_str(p[5].path, "/bodyset/rod1/mass_center"));
+    EXPECT_EQ_INT(p[5].component, 2);
+    EXPECT_EQ_INT(p[5].dist.type, MBS_DIST_CONSTANT);
+    EXPECT_TRUE(p[5].dist.a == -3);
+    EXPECT_EQ_INT(p[5].line, 35);
+  }
+
+  EXPECT_EQ_INT(s->outputs, MBS_OUT_Q | MBS_OUT_U | MBS_OUT_Z | MBS_OUT_COM | MBS_OUT_BODIES |
+                                MBS_OUT_CONTACTS | MBS_OUT_REACTIONS);
+  EXPECT_EQ_INT(s->nbodies, 2);
+  if (s->nbodies == 2)
+    EXPECT_TRUE(same_str(s->bodies[0], "rod2") && same_str(s->bodies[1], "pelvis"));
+  EXPECT_EQ_INT(s->ncontacts, 1);
+  if (s->ncontacts == 1) EXPECT_TRUE(same_str(s->contacts[0], "foot_contact_force"));
+
+  EXPECT_EQ_INT(s->nscalars, 5);
+  if (s->nscalars == 5) {
+    const mbs_spec_scalar* c = s->scalars;
+    EXPECT_TRUE(same_str(c[0].name, "q1_end") && same_str(c[0].of, "q") &&
+                same_str(c[0].coordinate, "q1") && c[0].event == NULL);
+    EXPECT_EQ_INT(c[0].at, MBS_SPEC_AT_FINAL);
+    EXPECT_EQ_INT(c[0].line, 42);
+    EXPECT_TRUE(same_str(c[1].name, "fall_time") && c[1].of == NULL &&
+                c[1].coordinate == NULL && same_str(c[1].event, "fall"));
+    EXPECT_EQ_INT(c[1].line, 43);
+    EXPECT_TRUE(same_str(c[2].name, "pelvis_y_max") && same_str(c[2].of, "body:pelvis") &&
+                c[2].coordinate == NULL);
+    EXPECT_EQ_INT(c[2].component, 1);
+    EXPECT_EQ_INT(c[2].at, MBS_SPEC_AT_MAX);
+    EXPECT_EQ_INT(c[2].line, 44);
+    EXPECT_TRUE(same_str(c[3].name, "com_x_mean") && same_str(c[3].of, "com"));
+    EXPECT_EQ_INT(c[3].component, 0);
+    EXPECT_EQ_INT(c[3].at, MBS_SPEC_AT_MEAN);
+    EXPECT_TRUE(same_str(c[4].name, "u_min") && same_str(c[4].of, "u") &&
+                same_str(c[4].coordinate, "q1"));
+    EXPECT_EQ_INT(c[4].at, MBS_SPEC_AT_MIN);
+  }
+
+  EXPECT_EQ_INT(s->count, 1000);
+  EXPECT_TRUE(s->seed == UINT64_MAX);
+  EXPECT_EQ_INT(s->method, MBS_DESIGN_SOBOL);
+  EXPECT_EQ_INT(s->threads, 2);
+  EXPECT_TRUE(s->checkpoint_interval == 30);
+}
+
+static void test_complete(void) {
+  char* text = edited(0, 0, NULL);
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+  mbs_error_clear(&err);
+  EXPECT_OK(mbs_spec_parse(text, "studies/a/study.yaml", &s, &err));
+  if (!s) {
+    fprintf(stderr, "  %s\n", err.message);
+  } else {
+    check_complete(s, "studies/a/");
+    EXPECT_TRUE(same_str(s->path, "studies/a/study.yaml"));
+    EXPECT_TRUE(same_str(s->text, text));
+    EXPECT_TRUE(s->text != text);
+  }
+  mbs_spec_free(s);
+
+  // a spec in the current folder: relative paths stay relative
+  s = NULL;
+  EXPECT_OK(mbs_spec_parse(text, "study.yaml", &s, &err));
+  if (s) {
+    EXPECT_TRUE(same_str(s->model_path, "models/arm.osim"));
+    EXPECT_TRUE(same_str(s->output, "out/results.h5"));
+  }
+  mbs_spec_free(s);
+  free(text);
+}
+
+static void test_defaults(void) {
+  const char* text =
+      "model: double_pendulum\n"
+      "simulation: {duration: 2}\n"
+      "sampling: {count: 1}\n"
+      "output: /tmp/r.h5\n";
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+  EXPECT_OK(mbs_spec_parse(text, "dir/study.yaml", &s, &err));
+  if (!s) {
+    fprintf(stderr, "  %s\n", err.message);
+    return;
+  }
+  EXPECT_TRUE(same_str(s->model, "double_pendulum"));
+  EXPECT_TRUE(s->model_path == NULL);  // a built-in model: not a path
+  EXPECT_TRUE(s->external_loads == NULL);
+  EXPECT_TRUE(same_str(s->output, "/tmp/r.h5"));
+  EXPECT_TRUE(s->duration == 2);
+  EXPECT_TRUE(s->accuracy == 1e-3);
+  EXPECT_TRUE(same_str(s->integrator, "rk_merson"));
+  EXPECT_TRUE(s->output_interval == 2.0 / 100);
+  EXPECT_TRUE(s->max_wall_time == 0);
+  EXPECT_EQ_INT(s->nevents, 0);
+  EXPECT_TRUE(s->events == NULL);
+  EXPECT_EQ_INT(s->nparams, 0);
+  EXPECT_EQ_INT(s->outputs, MBS_OUT_Q | MBS_OUT_U);
+  EXPECT_EQ_INT(s->nbodies, 0);
+  EXPECT_EQ_INT(s->ncontacts, 0);
+  EXPECT_EQ_INT(s->nscalars, 0);
+  EXPECT_EQ_INT(s->count, 1);
+  EXPECT_TRUE(s->seed == 0);
+  EXPECT_EQ_INT(s->method, MBS_DESIGN_RANDOM);
+  EXPECT_EQ_INT(s->threads, 0);
+  EXPECT_TRUE(s->checkpoint_interval == 60);
+  mbs_spec_free(s);
+
+  // outputs without trajectories keeps [q, u]; an empty list asks for none; block and flow
+  // styles, comments, quoted names, anchors and merge keys are all YAML
+  const char* text2 =
+      "# comment\n"
+      "model: \"My Model.OSIM\"   # an .osim file, whatever the case\n"
+      "simulation:\n"
+      "  duration: 1\n"
+      "  events: []\n"
+      "parameters:\n"
+      "  - &p {path: /a/b, distribution: &d {type: uniform, low: -1, high: 1}}\n"
+      "  - <<: *p\n"
+      "    path: /a/c\n"
+      "  - path: /a/d\n"
+      "    scale: *d\n"
+      "outputs:\n"
+      "  scalars: [{name: s, of: com, component: 2}]\n"
+      "sampling:\n"
+      "  count: 7\n"
+      "  method: lhs\n"
+      "output: r.h5\n";
+  s = NULL;
+  EXPECT_OK(mbs_spec_parse(text2, "/abs/dir/study.yaml", &s, &err));
+  if (!s) {
+    fprintf(stderr, "  %s\n", err.message);
+    return;
+  }
+  EXPECT_TRUE(same_str(s->model_path, "/abs/dir/My Model.OSIM"));
+  EXPECT_TRUE(same_str(s->output, "/abs/dir/r.h5"));
+  EXPECT_EQ_INT(s->outputs, MBS_OUT_Q | MBS_OUT_U);
+  EXPECT_EQ_INT(s->nparams, 3);
+  if (s->nparams == 3) {
+    EXPECT_TRUE(same_str(s->params[1].path, "/a/c"));  // merged, its own path kept
+    EXPECT_EQ_INT(s->params[1].is_scale, 0);
+    EXPECT_EQ_INT(s->params[1].dist.type, MBS_DIST_UNIFORM);
+    EXPECT_EQ_INT(s->params[2].is_scale, 1);
+    EXPECT_TRUE(s->params[2].dist.a == -1 && s->params[2].dist.b == 1);
+  }
+  EXPECT_EQ_INT(s->nscalars, 1);
+  if (s->nscalars == 1) EXPECT_EQ_INT(s->scalars[0].at, MBS_SPEC_AT_FINAL);
+  EXPECT_EQ_INT(s->count, 7);
+  EXPECT_EQ_INT(s->method, MBS_DESIGN_LHS);
+  mbs_spec_free(s);
+
+  const char* text3 =
+      "model: m\nsimulation: {duration: 1}\noutputs: {trajectories: []}\n"
+      "sampling: {count: 2147483648, method: sobol}\noutput: r.h5\n";
+  s = NULL;
+  EXPECT_OK(mbs_spec_parse(text3, "study.yaml", &s, &err));
+  if (s) {
+    EXPECT_EQ_INT(s->outputs, 0);
+    EXPECT_EQ_INT(s->count, 2147483648L);  // 2^31: sobol's limit, allowed
+  }
+  mbs_spec_free(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// broken specs
+
+typedef struct broken_case {
+  int first, count;      // lines of the complete spec replaced...
+  const char* with;      // ...by this (NULL: removed); first 0: `with` is the whole text
+  int status;
+  int line;              // expected line in the message
+  const char* key;       // expected key path ("" for libfyaml's own messages)
+  const char* what;      // expected part of the message
+} broken_case;
+
+static const broken_case broken[] = {
+    // unknown keys, at the top and nested
+    {57, 1, "output: out/results.h5\noutptu: x", MBS_ERR_PARSE, 58, "outptu",
+     "unknown key (model, external_loads, simulation, parameters, outputs, sampling, "
+     "execution, output)"},
+    {6, 1, "  acuracy: 1.0e-4", MBS_ERR_PARSE, 6, "simulation.acuracy",
+     "unknown key (duration, accuracy, integrator, output_interval, max_wall_time, events)"},
+    {12, 1, "      bodyy: pelvis", MBS_ERR_PARSE, 12, "simulation.events[0].bodyy",
+     "unknown key"},
+    {23, 1, "    scale: {type: normal, mean: 1.0, sigma: 0.05}", MBS_ERR_PARSE, 23,
+     "parameters[1].scale.sigma", "unknown key (type, mean, std)"},
+    {42, 1, "    - {name: q1_end, of: q, coordinate: q1, unit: rad}", MBS_ERR_PARSE, 42,
+     "outputs.scalars[0].unit", "unknown key"},
+    {56, 1, "  checkpoint: 30", MBS_ERR_PARSE, 56, "execution.checkpoint", "unknown key"},
+    // distributions
+    {21, 1, "    distribution: {type: unifrom, low: 0.8, high: 1.2}", MBS_ERR_ARGUMENT, 21,
+     "parameters[0].distribution.type", "unknown distribution 'unifrom' (uniform, normal"},
+    {21, 1, "    distribution: {type: uniform, low: 1.2, high: 0.8}", MBS_ERR_ARGUMENT, 21,
+     "parameters[0].distribution.high", "not above low"},
+    {21, 1, "    distribution: {type: uniform, low: 1, high: 1}", MBS_ERR_ARGUMENT, 21,
+     "parameters[0].distribution.high", "not above low"},
+    {23, 1, "    scale: {type: normal, mean: 1.0, std: 0}", MBS_ERR_ARGUMENT, 23,
+     "parameters[1].scale.std", "not positive"},
+    {30, 1, "      std: -0.1", MBS_ERR_ARGUMENT, 30, "parameters[3].distribution.std",
+     "not positive"},
+    {32, 1, "      high: 0.3", MBS_ERR_ARGUMENT, 32, "parameters[3].distribution.high",
+     "not above low"},
+    {31, 2, "      low: 10\n      high: 11", MBS_ERR_ARGUMENT, 28,
+     "parameters[3].distribution", "tail"},
+    {34, 1, "    scale: {type: lognormal, mu: 0, sigma: 0}", MBS_ERR_ARGUMENT, 34,
+     "parameters[4].scale.sigma", "not positive"},
+    {25, 1, "    distribution: {type: discrete, values: []}", MBS_ERR_ARGUMENT, 25,
+     "parameters[2].distribution.values", "empty"},
+    {25, 1, "    distribution: {type: discrete, values: [1, x]}", MBS_ERR_PARSE, 25,
+     "parameters[2].distribution.values[1]", "expected a number, got 'x'"},
+    {25, 1, "    distribution: {type: discrete, values: 1}", MBS_ERR_PARSE, 25,
+     "parameters[2].distribution.values", "expected a list of numbers"},
+    {21, 1, "    distribution: {type: uniform, low: 0.8}", MBS_ERR_PARSE, 21,
+     "parameters[0].distribution", "needs 'high'"},
+    {21, 1, "    distribution: {low: 0.8, high: 1}", MBS_ERR_PARSE, 21,
+     "parameters[0].distribution", "missing 'type'"},
+    {21, 1, "    distribution: uniform", MBS_ERR_PARSE, 21, "parameters[0].distribution",
+     "expected a mapping"},
+    // parameters
+    {35, 1, "  - path: /bodyset/rod1/mass_center[1]", MBS_ERR_ARGUMENT, 35, "parameters[5].path",
+     "given twice (first on line 26)"},
+    {22, 1, "  - path: /bodyset/rod1/mass", MBS_ERR_ARGUMENT, 22, "parameters[1].path",
+     "/bodyset/rod1/mass is given twice (first on line 20)"},
+    {35, 1, "  - path: /bodyset/rod1/mass[0]", MBS_ERR_ARGUMENT, 35, "parameters[5].path",
+     "/bodyset/rod1/mass is given twice (first on line 20)"},
+    {20, 1, "  - path: bodyset/rod1/mass", MBS_ERR_ARGUMENT, 20, "parameters[0].path",
+     "starts with '/'"},
+    {26, 1, "  - path: /bodyset/rod1/mass_center[x]", MBS_ERR_ARGUMENT, 26, "parameters[3].path",
+     "one index at the end"},
+    {21, 1, "    distribution: {type: uniform, low: 0.8, high: 1.2}\n"
+            "    scale: {type: constant, value: 1}",
+     MBS_ERR_PARSE, 22, "parameters[0].scale", "not both"},
+    {21, 1, "    # nothing", MBS_ERR_PARSE, 20, "parameters[0]", "needs distribution"},
+    {19, 18, "parameters: {path: /a}", MBS_ERR_PARSE, 19, "parameters",
+     "expected a list of parameters, got a mapping"},
+    // simulation
+    {5, 1, "  # no duration", MBS_ERR_PARSE, 4, "simulation.duration", "missing"},
+    {5, 1, "  duration: five", MBS_ERR_PARSE, 5, "simulation.duration",
+     "expected a number, got 'five'"},
+    {5, 1, "  duration: \"5\"", MBS_ERR_PARSE, 5, "simulation.duration",
+     "expected a number, got '5' (quoted: a string)"},
+    {5, 1, "  duration: 5 s", MBS_ERR_PARSE, 5, "simulation.duration", "expected a number"},
+    {5, 1, "  duration: .inf", MBS_ERR_PARSE, 5, "simulation.duration", "expected a number"},
+    {5, 1, "  duration: 1e999", MBS_ERR_ARGUMENT, 5, "simulation.duration", "not a finite"},
+    {5, 1, "  duration: 0", MBS_ERR_ARGUMENT, 5, "simulation.duration", "not positive"},
+    {6, 1, "  accuracy: 1", MBS_ERR_ARGUMENT, 6, "simulation.accuracy", "between 0 and 1"},
+    {7, 1, "  integrator: rk45", MBS_ERR_ARGUMENT, 7, "simulation.integrator",
+     "unknown integrator 'rk45' (rk_merson, dormand_prince, cvode_bdf, euler, rk4, "
+     "semi_explicit_euler, verlet)"},
+    {7, 1, "  integrator:", MBS_ERR_PARSE, 7, "simulation.integrator", "got nothing"},
+    {8, 1, "  output_interval: 6", MBS_ERR_ARGUMENT, 8, "simulation.output_interval",
+     "longer than the duration"},
+    {9, 1, "  max_wall_time: -1", MBS_ERR_ARGUMENT, 9, "simulation.max_wall_time", "negative"},
+    {4, 15, "simulation: [5]", MBS_ERR_PARSE, 4, "simulation", "expected a mapping of (duration"},
+    // events
+    {14, 1, "      height_below: 0.5\n      height_above: 0.7", MBS_ERR_PARSE, 15,
+     "simulation.events[0].height_above", "one trigger"},
+    {14, 1, "      # no trigger", MBS_ERR_PARSE, 11, "simulation.events[0]", "needs a trigger"},
+    {16, 1, "      coordinate: knee_angle_r\n      body: femur", MBS_ERR_PARSE, 17,
+     "simulation.events[1].body", "not used by above"},
+    {12, 1, "      # no body", MBS_ERR_PARSE, 11, "simulation.events[0].body", "missing"},
+    {15, 1, "    - name: fall", MBS_ERR_ARGUMENT, 15, "simulation.events[1].name",
+     "defined twice (first on line 11)"},
+    {13, 1, "      point: [0, 1]", MBS_ERR_PARSE, 13, "simulation.events[0].point",
+     "a list of 3 numbers [x, y, z], got a list of 2 items"},
+    {18, 1, "      terminate: maybe", MBS_ERR_PARSE, 18, "simulation.events[1].terminate",
+     "true or false"},
+    {10, 9, "  events: {name: fall}", MBS_ERR_PARSE, 10, "simulation.events",
+     "expected a list of events, got a mapping"},
+    // outputs
+    {43, 1, "    - {name: fall_time, event: trip}", MBS_ERR_ARGUMENT, 43,
+     "outputs.scalars[1].event", "no event named 'trip'"},
+    {43, 1, "    - {name: fall_time, event: fall, at: max}", MBS_ERR_PARSE, 43,
+     "outputs.scalars[1].at", "does not apply"},
+    {39, 1, "  bodies: []", MBS_ERR_ARGUMENT, 38, "outputs.trajectories[3]",
+     "'bodies' needs the bodies listed in outputs.bodies"},
+    {40, 1, "  # no contacts", MBS_ERR_ARGUMENT, 38, "outputs.trajectories[4]",
+     "outputs.contacts"},
+    {38, 1, "  trajectories: [q, u, contacts]", MBS_ERR_ARGUMENT, 39, "outputs.bodies",
+     "not in outputs.trajectories"},
+    {38, 1, "  trajectories: [q, velocity]", MBS_ERR_ARGUMENT, 38, "outputs.trajectories[1]",
+     "unknown quantity 'velocity'"},
+    {39, 1, "  bodies: {rod2: 1}", MBS_ERR_PARSE, 39, "outputs.bodies",
+     "expected a list of names, got a mapping"},
+    {39, 1, "  bodies: [rod2, rod2]", MBS_ERR_ARGUMENT, 39, "outputs.bodies[1]", "listed twice"},
+    {48, 1, "    - {name: q1_end, of: com, component: 0}", MBS_ERR_ARGUMENT, 48,
+     "outputs.scalars[3].name", "defined twice (first on line 42)"},
+    {42, 1, "    - {name: q1_end, of: q, coordinate: q1, at: last}", MBS_ERR_ARGUMENT, 42,
+     "outputs.scalars[0].at", "unknown reduction 'last'"},
+    {49, 1, "    - {name: u_min, of: u, at: min}", MBS_ERR_PARSE, 49,
+     "outputs.scalars[4].coordinate", "missing"},
+    {48, 1, "    - {name: com_x_mean, of: com, component: 3}", MBS_ERR_ARGUMENT, 48,
+     "outputs.scalars[3].component", "out of range"},
+    {48, 1, "    - {name: com_x_mean, of: qdot, component: 0}", MBS_ERR_ARGUMENT, 48,
+     "outputs.scalars[3].of", "unknown quantity 'qdot'"},
+    {46, 1, "      coordinate: q1", MBS_ERR_PARSE, 46, "outputs.scalars[2].coordinate",
+     "not used with of: body:pelvis"},
+    {42, 1, "    - {name: q1_end}", MBS_ERR_PARSE, 42, "outputs.scalars[0]", "needs 'of'"},
+    // sampling, execution
+    {51, 1, "  count: 0", MBS_ERR_ARGUMENT, 51, "sampling.count", "0 is less than 1"},
+    {51, 1, "  count: 10.5", MBS_ERR_PARSE, 51, "sampling.count", "expected an integer"},
+    {51, 1, "  count: 2147483649", MBS_ERR_ARGUMENT, 51, "sampling.count", "2^31"},
+    {51, 1, "  # no count", MBS_ERR_PARSE, 50, "sampling.count", "missing"},
+    {52, 1, "  seed: -1", MBS_ERR_PARSE, 52, "sampling.seed", "non-negative integer"},
+    {52, 1, "  seed: 18446744073709551616", MBS_ERR_ARGUMENT, 52, "sampling.seed", "2^64"},
+    {53, 1, "  method: halton", MBS_ERR_ARGUMENT, 53, "sampling.method",
+     "unknown method 'halton' (random, lhs, sobol)"},
+    {55, 1, "  threads: two", MBS_ERR_PARSE, 55, "execution.threads", "expected an integer"},
+    {56, 1, "  checkpoint_interval: 0", MBS_ERR_ARGUMENT, 56, "execution.checkpoint_interval",
+     "not positive"},
+    {54, 3, "execution: fast", MBS_ERR_PARSE, 54, "execution", "expected a mapping"},
+    // top level
+    {57, 1, "# no output", MBS_ERR_PARSE, 1, "output", "missing"},
+    {2, 1, "# no model", MBS_ERR_PARSE, 1, "model", "missing"},
+    {2, 1, "model: double_pendulum", MBS_ERR_ARGUMENT, 3, "external_loads", ".osim models only"},
+    // YAML syntax: libfyaml's message and line
+    // (an unclosed bracket is noticed where the text stops fitting a flow sequence)
+    {38, 1, "  trajectories: [q, u, com", MBS_ERR_PARSE, 40, "", "flow sequence"},
+    {57, 1, "output: [out/results.h5", MBS_ERR_PARSE, 58, "",
+     "flow sequence without a closing bracket"},
+    {6, 1, " accuracy: 1.0e-4", MBS_ERR_PARSE, 6, "", "invalid indentation"},
+    {13, 1, "     point: [0, 0.1, -2.5e-1]", MBS_ERR_PARSE, 13, "", "did not find expected"},
+    {25, 1, "    distribution: {type: discrete, values: [-0.5, 0, 0.5}", MBS_ERR_PARSE, 25, "",
+     ""},
+    {5, 1, "  duration: 5\n  sampling: <<: x", MBS_ERR_PARSE, 6, "", ""},
+    {57, 1, "output: out/results.h5\nmerged:\n  <<: {a: 1}", MBS_ERR_PARSE, 59, "",
+     "invalid merge key value"},
+    {9, 1, "  max_wall_time: 60\n  duration: 3", MBS_ERR_PARSE, 10, "", "duplicate key"},
+    {57, 1, "output: out/results.h5\n---\nmodel: other", MBS_ERR_PARSE, 59, "",
+     "a second YAML document"},
+    {0, 0, "", MBS_ERR_PARSE, 1, "", "empty spec"},
+    {0, 0, "# only a comment\n", MBS_ERR_PARSE, 1, "", "empty spec"},
+    {0, 0, "- model\n- output\n", MBS_ERR_PARSE, 1, "", "expected a mapping of (model"},
+    {0, 0, "model: m\n[a]: 1\n", MBS_ERR_PARSE, 2, "", "keys must be names"},
+};
+
+static void test_broken(void) {
+  const int n = (int)(sizeof(broken) / sizeof(broken[0]));
+  for (int i = 0; i < n; i++) {
+    const broken_case* b = &broken[i];
+    char* text = b->first > 0 ? edited(b->first, b->count, b->with) : strdup(b->with);
+    mbs_study_spec* s = (mbs_study_spec*)&text;  // must be reset to NULL
+    mbs_error err;
+    mbs_error_clear(&err);
+    const int rc = mbs_spec_parse(text, "study.yaml", &s, &err);
+    char head[64];
+    snprintf(head, sizeof(head), "study.yaml:%d: ", b->line);
+    char key[128];
+    snprintf(key, sizeof(key), "%s: ", b->key);
+    const int ok = rc == b->status && s == NULL && err.code == b->status &&
+                   strncmp(err.message, head, strlen(head)) == 0 &&
+                   (!b->key[0] || strncmp(err.message + strlen(head), key, strlen(key)) == 0) &&
+                   strstr(err.message, b->what) != NULL;
+    EXPECT_TRUE(ok);
+    if (getenv("MBS_TEST_VERBOSE")) printf("%s\n", err.message);
+    if (!ok)
+      fprintf(stderr, "  case %d (line %d -> '%s'): status %d (%s), want %d; message: %s\n", i,
+              b->first, b->with, rc, mbs_status_name(rc), b->status, err.message);
+    if (rc == MBS_OK) mbs_spec_free(s);
+    free(text);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// files
+
+static void test_files(void) {
+  char dir[] = "/tmp/mbs_test_spec_XXXXXX";
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "cannot make a temporary folder\n");
+    exit(2);
+  }
+  char path[256], want[512];
+  snprintf(path, sizeof(path), "%s/study.yaml", dir);
+  char* text = edited(0, 0, NULL);
+  FILE* f = fopen(path, "wb");
+  if (!f) exit(2);
+  fputs(text, f);
+  fclose(f);
+
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+  EXPECT_OK(mbs_spec_read(path, &s, &err));
+  if (s) {
+    snprintf(want, sizeof(want), "%s/", dir);
+    check_complete(s, want);
+    EXPECT_TRUE(same_str(s->path, path));
+    EXPECT_TRUE(same_str(s->text, text));
+  } else {
+    fprintf(stderr, "  %s\n", err.message);
+  }
+  mbs_spec_free(s);
+
+  // errors from a file name the file as given
+  f = fopen(path, "wb");
+  if (!f) exit(2);
+  fputs("model: m\nsimulation:\n  duration: 1\n  acuracy: 0.1\nsampling: {count: 1}\n"
+        "output: o.h5\n", f);
+  fclose(f);
+  s = NULL;
+  EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_PARSE);
+  snprintf(want, sizeof(want), "%s:4: simulation.acuracy: unknown key", path);
+  EXPECT_TRUE(s == NULL && strncmp(err.message, want, strlen(want)) == 0);
+  remove(path);
+
+  // a missing file
+  s = NULL;
+  EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_IO);
+  EXPECT_TRUE(s == NULL && strstr(err.message, path) != NULL &&
+              strstr(err.message, "cannot open") != NULL);
+  rmdir(dir);
+  free(text);
+
+  // bad arguments, and freeing nothing
+  EXPECT_EQ_INT(mbs_spec_parse(NULL, "x.yaml", &s, &err), MBS_ERR_ARGUMENT);
+  EXPECT_EQ_INT(mbs_spec_read(NULL, &s, &err), MBS_ERR_ARGUMENT);
+  mbs_spec_free(NULL);
+}
+
+int main(void) {
+  test_complete();
+  test_defaults();
+  test_broken();
+  test_files();
+  return mbs_test_finish("test_spec");
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Compare two mbstudy result files dataset by dataset, bit for bit.
+
+usage: compare_h5.py A.h5 B.h5 [--ignore NAME ...]
+
+Every dataset of A must exist in B (and the other way round) with the same shape, type and
+bytes (NaN payloads included); datasets named with --ignore (e.g. /status/wall_time, which
+measures the machine) are skipped. Exits 0 when identical, 1 with the differences listed, 77
+when h5py is not available (the test is then skipped).
+"""
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(f"SKIPPED: /usr/bin/python3 cannot import h5py and numpy ({e})")
+    sys.exit(77)
+
+
+def datasets(f):
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            out["/" + name] = obj
+
+    f.visititems(visit)
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    ignore = set()
+    files = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--ignore":
+            ignore.add(args[i + 1])
+            i += 2
+        else:
+            files.append(args[i])
+            i += 1
+    if len(files) != 2:
+        print(__doc__)
+        return 2
+    with h5py.File(files[0], "r") as fa, h5py.File(files[1], "r") as fb:
+        da, db = datasets(fa), datasets(fb)
+        problems = []
+        for name in sorted(set(da) | set(db)):
+            if name in ignore:
+                continue
+            if name not in da or name not in db:
+                problems.append(f"{name}: only in {'B' if name not in da else 'A'}")
+                continue
+            a, b = da[name][()], db[name][()]
+            if getattr(a, "shape", None) != getattr(b, "shape", None):
+                problems.append(f"{name}: shapes {np.shape(a)} and {np.shape(b)}")
+                continue
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fiub":
+                if a.dtype != b.dtype or a.tobytes() != b.tobytes():
+                    diff = np.nanmax(np.abs(a.astype(float) - b.astype(float))) if a.size else 0
+                    problems.append(f"{name}: values differ (largest difference {diff})")
+            elif not np.array_equal(np.asarray(a), np.asarray(b)):
+                problems.append(f"{name}: values differ")
+        for p in problems:
+            print(p)
+        n = len([k for k in da if k not in ignore])
+        print(f"{files[0]} and {files[1]}: {n} datasets compared, {len(problems)} differ")
+        return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
