@@ -31,7 +31,7 @@
 #define DEFAULT_CHUNK_BYTES (256 * STORE_KIB)  // chunk size aimed at when samples_per_chunk = 0
 #define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
 #define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
-#define PERCENTILE_MEMORY (64 * STORE_MIB)     // column buffer at close (see FORMAT.md)
+#define PERCENTILE_MEMORY (256 * STORE_MIB)    // column buffer at close (see FORMAT.md)
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
 #define DEFLATE_LEVEL 4
@@ -62,7 +62,7 @@ typedef struct store_scalar {
 
 struct mbs_store {
   char* path;
-  hid_t file, lcpl;
+  hid_t file, gcpl;  // gcpl: groups without timestamps
   long nsamples;
   int nparams, nframes, nq, nsc, npct;
   double* pct;
@@ -309,14 +309,49 @@ done:
   return rc;
 }
 
+// the groups on the path of `name` below `loc` (all but the last segment), created if missing
+static int make_parents(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
+                        const char* name) {
+  int rc = 0;
+  char part[1024];
+  for (const char* e = strchr(name, '/'); e && !rc; e = strchr(e + 1, '/')) {
+    const size_t n = (size_t)(e - name);
+    if (n >= sizeof part) return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: name '%s' is too "
+                                          "long", path, name);
+    memcpy(part, name, n);
+    part[n] = '\0';
+    htri_t exists = H5Lexists(loc, part, H5P_DEFAULT);
+    H5TRY(exists, "look for group '%s'", part);
+    if (!exists) {
+      hid_t g = H5Gcreate2(loc, part, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+      H5TRY(g, "create group '%s'", part);
+      H5Gclose(g);
+    }
+  }
+done:
+  return rc;
+}
+
+// group `name` below `loc`, with its parents
+static int make_group(const char* path, mbs_error* err, hid_t loc, hid_t gcpl, const char* name,
+                      hid_t* out) {
+  int rc = make_parents(path, err, loc, gcpl, name);
+  *out = -1;
+  if (rc) return rc;
+  H5TRY(*out = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT), "create group '%s'", name);
+done:
+  return rc;
+}
+
 // Create dataset `name` below `loc` (intermediate groups created). chunk == NULL or a zero
 // dimension: contiguous; otherwise chunked, with shuffle + deflate when `compress`.
-static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
+static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
                         const char* name, hid_t type, int rank, const hsize_t* dims,
                         const hsize_t* chunk, int compress, const void* fill, hid_t* out) {
-  int rc = 0;
+  int rc = make_parents(path, err, loc, gcpl, name);
   hid_t sp = -1, dcpl = -1;
   *out = -1;
+  if (rc) return rc;
   int empty = 0;
   for (int i = 0; i < rank; i++)
     if (dims[i] == 0) empty = 1;
@@ -332,8 +367,8 @@ static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
     }
   }
   if (fill) H5TRY(H5Pset_fill_value(dcpl, type, fill), "set the fill value of '%s'", name);
-  H5TRY(*out = H5Dcreate2(loc, name, type, sp, lcpl, dcpl, H5P_DEFAULT), "create dataset '%s'",
-        name);
+  H5TRY(*out = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+        "create dataset '%s'", name);
 done:
   close_id(&dcpl, H5Pclose);
   close_id(&sp, H5Sclose);
@@ -386,7 +421,7 @@ done:
 }
 
 // a dataset of fixed-length strings, made a dimension scale named `scale_name`
-static int string_scale(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
+static int string_scale(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
                         const char* name, const char* scale_name, int n,
                         const char* const* v, hid_t* out) {
   int rc = 0;
@@ -397,7 +432,7 @@ static int string_scale(const char* path, mbs_error* err, hid_t loc, hid_t lcpl,
   NOMEM(buf);
   hsize_t dims[1] = {(hsize_t)n};
   H5TRY(t = str_type(w), "make a string type for '%s'", name);
-  rc = make_dataset(path, err, loc, lcpl, name, t, 1, dims, NULL, 0, NULL, out);
+  rc = make_dataset(path, err, loc, gcpl, name, t, 1, dims, NULL, 0, NULL, out);
   if (rc) goto done;
   if (n > 0) rc = write_all(path, err, *out, t, buf, name);
   if (rc) goto done;
@@ -440,6 +475,7 @@ static int check_layout(const char* path, const mbs_store_layout* L, mbs_error* 
     if (!valid_path_name(q->name))
       BAD("%s: quantity %d: name '%s' is not a valid dataset path (non-empty segments "
           "separated by single '/', no '.' or '..')", path, k, q->name ? q->name : "(null)");
+    if (strlen(q->name) > 900) BAD("%s: quantity %d: name longer than 900 bytes", path, k);
     if (q->ncomp < 1) BAD("%s: quantity '%s' has %d components", path, q->name, q->ncomp);
     if (first_segment_is(q->name, "scalars") || first_segment_is(q->name, "percentiles"))
       BAD("%s: quantity '%s': the names 'scalars' and 'percentiles' are taken in /statistics",
@@ -462,6 +498,7 @@ static int check_layout(const char* path, const mbs_store_layout* L, mbs_error* 
     const char* n = L->scalar_names[k];
     if (!valid_path_name(n))
       BAD("%s: scalar %d: name '%s' is not a valid dataset path", path, k, n ? n : "(null)");
+    if (strlen(n) > 900) BAD("%s: scalar %d: name longer than 900 bytes", path, k);
     for (int j = 0; j < k; j++)
       if (paths_conflict(n, L->scalar_names[j]))
         BAD("%s: scalars '%s' and '%s' would share a dataset path in /scalars", path,
@@ -517,7 +554,7 @@ static void close_all(mbs_store* s) {
                  &s->message, &s->wall, &s->steps, &s->done};
   for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) close_id(ds[i], H5Dclose);
   close_id(&s->message_type, H5Tclose);
-  close_id(&s->lcpl, H5Pclose);
+  close_id(&s->gcpl, H5Pclose);
 }
 
 static void free_store(mbs_store* s) {
@@ -551,7 +588,7 @@ static void free_store(mbs_store* s) {
 static mbs_store* new_store(const char* path, const mbs_store_layout* L) {
   mbs_store* s = calloc(1, sizeof *s);
   if (!s) return NULL;
-  s->file = s->lcpl = -1;
+  s->file = s->gcpl = -1;
   s->samples = s->time = s->params = s->pnames = s->code = s->message = s->wall = s->steps =
       s->done = s->message_type = -1;
   s->path = dup_str(path);
@@ -596,10 +633,7 @@ static mbs_store* new_store(const char* path, const mbs_store_layout* L) {
     c->buf = alloc_f64(n);
     ok = c->name && c->unit && c->buf;
   }
-  if (!ok) {
-    // ids are all -1 here: only memory to free
-    if (s->q)
-      for (int k = 0; k < s->nq; k++) s->q[k].dset = s->q[k].comps = -1;
+  if (!ok) {  // no HDF5 object exists yet: only memory to free
     free_store(s);
     return NULL;
   }
@@ -611,7 +645,7 @@ static mbs_store* new_store(const char* path, const mbs_store_layout* L) {
 static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_error* err) {
   const char* path = s->path;
   int rc = 0;
-  hid_t fapl = -1, g = -1;
+  hid_t fapl = -1, fcpl = -1, g = -1;
   int64_t* idx = NULL;
   const double nan = NAN;
   const int32_t zero32 = 0;
@@ -632,10 +666,13 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   // lock where the file system can, go on where it cannot (NFS, Lustre)
   H5TRY(H5Pset_file_locking(fapl, 1, 1), "set file locking");
 #endif
-  H5TRY(s->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl),
+  // no modification times in object headers: the same study gives the same bytes
+  H5TRY(fcpl = H5Pcreate(H5P_FILE_CREATE), "make file creation properties");
+  H5TRY(H5Pset_obj_track_times(fcpl, 0), "set file creation properties");
+  H5TRY(s->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl),
         "create the file");
-  H5TRY(s->lcpl = H5Pcreate(H5P_LINK_CREATE), "make link properties");
-  H5TRY(H5Pset_create_intermediate_group(s->lcpl, 1), "set link properties");
+  H5TRY(s->gcpl = H5Pcreate(H5P_GROUP_CREATE), "make group properties");
+  H5TRY(H5Pset_obj_track_times(s->gcpl, 0), "set group properties");
 
   // root attributes: provenance, then the format version (which always wins)
   for (int i = 0; i < L->nattributes && !rc; i++)
@@ -647,7 +684,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   {
     hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
     ch[0] = meta_chunk(s->nsamples, 8);
-    rc = make_dataset(path, err, s->file, s->lcpl, "samples", H5T_STD_I64LE, 1, dims, ch, 1,
+    rc = make_dataset(path, err, s->file, s->gcpl, "samples", H5T_STD_I64LE, 1, dims, ch, 1,
                       NULL, &s->samples);
     if (rc) goto done;
     const long piece = (long)ch[0];
@@ -665,7 +702,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   // /time
   {
     hsize_t dims[1] = {(hsize_t)s->nframes};
-    rc = make_dataset(path, err, s->file, s->lcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+    rc = make_dataset(path, err, s->file, s->gcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &s->time);
     if (!rc) rc = write_all(path, err, s->time, H5T_NATIVE_DOUBLE, L->times, "/time");
     if (!rc) rc = attr_string(path, err, s->time, "units", "s");
@@ -674,13 +711,13 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   }
   // /parameter_names and /parameters
   {
-    rc = string_scale(path, err, s->file, s->lcpl, "parameter_names", "parameter_names",
+    rc = string_scale(path, err, s->file, s->gcpl, "parameter_names", "parameter_names",
                       s->nparams, L->param_names, &s->pnames);
     if (rc) goto done;
     hsize_t dims[2] = {(hsize_t)s->nsamples, (hsize_t)s->nparams};
     hsize_t ch[2] = {meta_chunk(s->nsamples, 8L * s->nparams), (hsize_t)s->nparams};
     s->meta_chunk_params = ch[0];
-    rc = make_dataset(path, err, s->file, s->lcpl, "parameters", H5T_IEEE_F64LE, 2, dims, ch, 1,
+    rc = make_dataset(path, err, s->file, s->gcpl, "parameters", H5T_IEEE_F64LE, 2, dims, ch, 1,
                       &nan, &s->params);
     if (!rc) rc = attr_strings(path, err, s->params, "units", s->nparams, L->param_units);
     if (!rc) rc = attach(path, err, s->params, s->samples, 0, "sample", "/parameters");
@@ -693,24 +730,24 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     ch[0] = meta_chunk(s->nsamples, 8);
     s->meta_chunk_meta = ch[0];
     H5TRY(s->message_type = str_type(MESSAGE_WIDTH), "make the message string type");
-    rc = make_dataset(path, err, s->file, s->lcpl, "status/code", H5T_STD_I32LE, 1, dims, ch, 1,
+    rc = make_dataset(path, err, s->file, s->gcpl, "status/code", H5T_STD_I32LE, 1, dims, ch, 1,
                       &zero32, &s->code);
     if (!rc) {
       hsize_t chm[1] = {meta_chunk(s->nsamples, MESSAGE_WIDTH)};
       char fill[MESSAGE_WIDTH];
       memset(fill, 0, sizeof fill);
-      rc = make_dataset(path, err, s->file, s->lcpl, "status/message", s->message_type, 1, dims,
+      rc = make_dataset(path, err, s->file, s->gcpl, "status/message", s->message_type, 1, dims,
                         chm, 1, fill, &s->message);
     }
     if (!rc)
-      rc = make_dataset(path, err, s->file, s->lcpl, "status/wall_time", H5T_IEEE_F64LE, 1,
+      rc = make_dataset(path, err, s->file, s->gcpl, "status/wall_time", H5T_IEEE_F64LE, 1,
                         dims, ch, 1, &nan, &s->wall);
     if (!rc) rc = attr_string(path, err, s->wall, "units", "s");
     if (!rc)
-      rc = make_dataset(path, err, s->file, s->lcpl, "status/steps", H5T_STD_I64LE, 1, dims, ch,
+      rc = make_dataset(path, err, s->file, s->gcpl, "status/steps", H5T_STD_I64LE, 1, dims, ch,
                         1, &zero64, &s->steps);
     if (!rc)
-      rc = make_dataset(path, err, s->file, s->lcpl, "status/done", H5T_STD_U8LE, 1, dims, ch, 1,
+      rc = make_dataset(path, err, s->file, s->gcpl, "status/done", H5T_STD_U8LE, 1, dims, ch, 1,
                         &zero8, &s->done);
     if (!rc)
       rc = attr_string(path, err, s->code, "description",
@@ -721,7 +758,8 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     hid_t st[] = {s->code, s->message, s->wall, s->steps, s->done};
     const char* nm[] = {"/status/code", "/status/message", "/status/wall_time", "/status/steps",
                         "/status/done"};
-    for (int i = 0; i < 5 && !rc; i++) rc = attach(path, err, st[i], s->samples, 0, "sample", nm[i]);
+    for (int i = 0; i < 5 && !rc; i++)
+      rc = attach(path, err, st[i], s->samples, 0, "sample", nm[i]);
     if (rc) goto done;
   }
   // /trajectories/<quantity> with its component scale
@@ -743,7 +781,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       }
       comps = (const char* const*)gen;
     }
-    rc = string_scale(path, err, s->file, s->lcpl, cname, basename_of(cname),
+    rc = string_scale(path, err, s->file, s->gcpl, cname, basename_of(cname),
                       q->ncomp, comps, &q->comps);
     if (gen) {
       for (int c = 0; c < q->ncomp; c++) free(gen[c]);
@@ -767,7 +805,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       }
     }
     hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
-    rc = make_dataset(path, err, s->file, s->lcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk, 1,
+    rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk, 1,
                       &nan, &q->dset);
     if (!rc) rc = attr_string(path, err, q->dset, "units", q->unit);
     if (!rc) rc = attach(path, err, q->dset, s->samples, 0, "sample", full);
@@ -782,7 +820,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     snprintf(name, sizeof name, "scalars/%s", c->name);
     hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {meta_chunk(s->nsamples, 8)};
     c->chunk = ch[0];
-    rc = make_dataset(path, err, s->file, s->lcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
+    rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
                       &c->dset);
     if (!rc) rc = attr_string(path, err, c->dset, "units", c->unit);
     if (!rc) rc = attach(path, err, c->dset, s->samples, 0, "sample", name);
@@ -795,8 +833,8 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       htri_t e = H5Lexists(s->file, groups[i], H5P_DEFAULT);
       H5TRY(e, "look for '/%s'", groups[i]);
       if (!e) {
-        H5TRY(g = H5Gcreate2(s->file, groups[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              "create group '/%s'", groups[i]);
+        rc = make_group(path, err, s->file, s->gcpl, groups[i], &g);
+        if (rc) goto done;
         close_id(&g, H5Gclose);
       }
     }
@@ -805,6 +843,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
 done:
   free(idx);
   close_id(&g, H5Gclose);
+  close_id(&fcpl, H5Pclose);
   close_id(&fapl, H5Pclose);
   return rc;
 }
@@ -1205,14 +1244,14 @@ static int write_moments(mbs_store* s, hid_t g, int rank, const hsize_t* dims, c
     mu[i] = n[i] > 0 ? mean[i] : NAN;
     sd[i] = n[i] > 1 ? sqrt(m2[i] / (double)(n[i] - 1)) : NAN;
   }
-  rc = make_dataset(path, err, g, s->lcpl, "count", H5T_STD_I64LE, rank, dims, NULL, 0, NULL,
+  rc = make_dataset(path, err, g, s->gcpl, "count", H5T_STD_I64LE, rank, dims, NULL, 0, NULL,
                     &dc);
   if (!rc) rc = write_all(path, err, dc, H5T_NATIVE_INT64, n, name);
-  if (!rc) rc = make_dataset(path, err, g, s->lcpl, "mean", H5T_IEEE_F64LE, rank, dims, NULL, 0,
+  if (!rc) rc = make_dataset(path, err, g, s->gcpl, "mean", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &dm);
   if (!rc) rc = write_all(path, err, dm, H5T_NATIVE_DOUBLE, mu, name);
   if (!rc) rc = attr_string(path, err, dm, "units", unit);
-  if (!rc) rc = make_dataset(path, err, g, s->lcpl, "std", H5T_IEEE_F64LE, rank, dims, NULL, 0,
+  if (!rc) rc = make_dataset(path, err, g, s->gcpl, "std", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &ds);
   if (!rc) rc = write_all(path, err, ds, H5T_NATIVE_DOUBLE, sd, name);
   if (!rc) rc = attr_string(path, err, ds, "units", unit);
@@ -1242,8 +1281,8 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
   NOMEM(ok);
   rc = read_mask(s, ok, &nok, err);
   if (rc) goto done;
-  H5TRY(gs = H5Gcreate2(s->file, "statistics", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        "create group '/statistics'");
+  rc = make_group(path, err, s->file, s->gcpl, "statistics", &gs);
+  if (rc) goto done;
   rc = attr_int64(path, err, gs, "samples_used", nok);
   if (!rc)
     rc = attr_string(path, err, gs, "selection",
@@ -1251,7 +1290,7 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
   if (rc) goto done;
   if (s->npct > 0) {
     hsize_t dims[1] = {(hsize_t)s->npct};
-    rc = make_dataset(path, err, gs, s->lcpl, "percentiles", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+    rc = make_dataset(path, err, gs, s->gcpl, "percentiles", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &dp);
     if (!rc) rc = write_all(path, err, dp, H5T_NATIVE_DOUBLE, s->pct, "/statistics/percentiles");
     if (!rc) rc = attr_string(path, err, dp, "units", "%");
@@ -1262,13 +1301,13 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
     store_quantity* q = &s->q[k];
     char full[1100];
     snprintf(full, sizeof full, "/trajectories/%s", q->name);
-    H5TRY(g = H5Gcreate2(gs, q->name, s->lcpl, H5P_DEFAULT, H5P_DEFAULT),
-          "create group '/statistics/%s'", q->name);
+    rc = make_group(path, err, gs, s->gcpl, q->name, &g);
+    if (rc) break;
     hsize_t dims[3] = {(hsize_t)s->npct, (hsize_t)s->nframes, (hsize_t)q->ncomp};
     rc = write_moments(s, g, 2, dims + 1, q->count, q->mean, q->m2,
                        (size_t)s->nframes * (size_t)q->ncomp, q->unit, q->comps, full, err);
     if (!rc && s->npct > 0) {
-      rc = make_dataset(path, err, g, s->lcpl, "percentile", H5T_IEEE_F64LE, 3, dims, NULL, 0,
+      rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 3, dims, NULL, 0,
                         NULL, &dq);
       if (!rc) rc = attr_string(path, err, dq, "units", q->unit);
       if (!rc) rc = attr_string(path, err, dq, "method", "linear");
@@ -1287,12 +1326,12 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
     char gname[1100], full[1100];
     snprintf(gname, sizeof gname, "scalars/%s", c->name);
     snprintf(full, sizeof full, "/scalars/%s", c->name);
-    H5TRY(g = H5Gcreate2(gs, gname, s->lcpl, H5P_DEFAULT, H5P_DEFAULT),
-          "create group '/statistics/%s'", gname);
+    rc = make_group(path, err, gs, s->gcpl, gname, &g);
+    if (rc) break;
     rc = write_moments(s, g, 0, NULL, &c->count, &c->mean, &c->m2, 1, c->unit, -1, full, err);
     if (!rc && s->npct > 0) {
       hsize_t dims[1] = {(hsize_t)s->npct};
-      rc = make_dataset(path, err, g, s->lcpl, "percentile", H5T_IEEE_F64LE, 1, dims, NULL, 0,
+      rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                         NULL, &dq);
       if (!rc) rc = attr_string(path, err, dq, "units", c->unit);
       if (!rc) rc = attr_string(path, err, dq, "method", "linear");
@@ -1322,8 +1361,15 @@ int mbs_store_close(mbs_store* s, mbs_error* err) {
                   path);
   if (!rc && s->dirty) rc = flush_block(s, err);
   if (!rc) rc = write_statistics(s, err);
+  // HDF5 1.10.8 frees a file whose H5Fclose failed (e.g. disk full) but keeps its id, and then
+  // crashes when the library shuts down (HDFGroup/hdf5 pull request 2291 changed this
+  // upstream). So the file is closed only after a flush succeeded; otherwise it stays open
+  // and HDF5's shutdown at exit closes it (cleanly if space was freed meanwhile).
+  const herr_t flushed = H5Fflush(s->file, H5F_SCOPE_LOCAL);
+  if (flushed < 0 && !rc) rc = h5_fail(err, path, "write the file");
+  H5Eclear2(H5E_DEFAULT);
   close_all(s);
-  if (s->file >= 0 && H5Fclose(s->file) < 0 && !rc) rc = h5_fail(err, path, "close the file");
+  if (flushed >= 0 && H5Fclose(s->file) < 0 && !rc) rc = h5_fail(err, path, "close the file");
   s->file = -1;
   free_store(s);
   quiet_end(qz);

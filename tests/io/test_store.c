@@ -7,19 +7,23 @@
 //    statistics against values computed here independently (two-pass mean and variance,
 //    sorted percentiles), failed and unwritten samples excluded;
 //  - the statistics bit-identical when the percentile pass runs with a tiny memory budget
-//    (one column at a time, and a few frames at a time);
+//    (one column at a time, and a few frames at a time), and the whole file byte-identical;
 //  - samples out of order, repeated, out of range or malformed are refused; an existing file is
 //    refused without force (and kept), replaced with it; bad layouts and an unwritable path fail
 //    with messages that name the file;
 //  - 20000 samples with the chunk chosen by the store (256 KiB aim, 1 MiB cap) and one
 //    sample larger than 1 MiB (frames split across chunks), statistics checked on a few columns;
-//  - a study with no parameters, scalars, quantities or percentiles.
+//  - a study with no parameters, scalars, quantities or percentiles;
+//  - a full disk (a file size limit): the failing write returns MBS_ERR_IO naming the file, the
+//    store refuses further samples, and close still frees everything.
 // With `--example <file>` it only writes the small study to <file> (for tests/io/check_store.py).
 #include <hdf5.h>
 #include <hdf5_hl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -609,6 +613,21 @@ static void compare_statistics(const char* a, const char* b) {
   if (fb >= 0) H5Fclose(fb);
 }
 
+// the two files hold the same bytes
+static int files_equal(const char* a, const char* b) {
+  FILE* fa = fopen(a, "rb");
+  FILE* fb = fopen(b, "rb");
+  int same = fa && fb;
+  while (same) {
+    const int ca = fgetc(fa), cb = fgetc(fb);
+    same = ca == cb;
+    if (ca == EOF) break;
+  }
+  if (fa) fclose(fa);
+  if (fb) fclose(fb);
+  return same;
+}
+
 static void test_small(const study* st) {
   const char* path = "test_store_small.h5";
   EXPECT_OK(write_small(path, st, 1));
@@ -621,6 +640,8 @@ static void test_small(const study* st) {
     EXPECT_OK(write_small(path2, st, 1));
     unsetenv("MBS_STORE_PERCENTILE_MEMORY");
     compare_statistics(path, path2);
+    // no timestamps in the file: the same study gives the same bytes
+    EXPECT_TRUE(files_equal(path, path2));
     unlink(path2);
   }
   unlink(path);
@@ -795,7 +816,8 @@ static void test_errors(const study* st) {
 
 // a value of sample i, frame f, component c of the large studies (no storage needed)
 static double big_value(long i, int f, int c) {
-  return sin(0.001 * (double)i * (c + 1) + 0.3 * f) + 1e-3 * (double)((i * 7919 + f * 31 + c) % 1000);
+  return sin(0.001 * (double)i * (c + 1) + 0.3 * f) +
+         1e-3 * (double)((i * 7919 + f * 31 + c) % 1000);
 }
 
 static void test_large(void) {
@@ -960,7 +982,68 @@ static void test_empty(void) {
   unlink(path);
 }
 
+// the disk fills up (a file size limit): a write or the close fails with a message naming the
+// file, later samples are refused, and close frees everything
+static void test_write_failure(void) {
+  const char* path = "test_store_full.h5";
+  struct rlimit old;
+  if (getrlimit(RLIMIT_FSIZE, &old) != 0) return;
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+  const int nf = 200, nc = 20;
+  double* times = malloc(nf * sizeof *times);
+  double* v = malloc((size_t)nf * nc * sizeof *v);
+  if (!times || !v) return;
+  for (int f = 0; f < nf; f++) times[f] = 0.01 * f;
+  const mbs_store_quantity q = {"q", nc, NULL, "rad"};
+  const double levels[1] = {50};
+  mbs_store_layout L = {0};
+  L.nsamples = 400;
+  L.nframes = nf;
+  L.times = times;
+  L.nquantities = 1;
+  L.quantities = &q;
+  L.npercentiles = 1;
+  L.percentiles = levels;
+  mbs_error err;
+  mbs_error_clear(&err);
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  struct rlimit lim = old;
+  lim.rlim_cur = 256 * 1024;  // the file may not grow past 256 KiB
+  setrlimit(RLIMIT_FSIZE, &lim);
+  int rc = 0;
+  long i = 0;
+  for (; s && i < L.nsamples && !rc; i++) {
+    for (int m = 0; m < nf * nc; m++)
+      v[m] = sin(0.37 * (double)(i * nf * nc + m));  // incompressible
+    const double* traj[1] = {v};
+    mbs_store_sample x = {0};
+    x.index = i;
+    x.nframes_done = nf;
+    x.traj = traj;
+    rc = mbs_store_write_sample(s, &x, &err);
+  }
+  if (rc) {
+    EXPECT_EQ_INT(rc, MBS_ERR_IO);
+    EXPECT_TRUE(strstr(err.message, path) != NULL);
+    printf("disk full while writing sample %ld: %s\n", i - 1, err.message);
+    mbs_store_sample x = {0};
+    x.index = i + 1;
+    EXPECT_EQ_INT(mbs_store_write_sample(s, &x, &err), MBS_ERR_IO);  // the store is broken
+  }
+  const int rc2 = mbs_store_close(s, &err);
+  EXPECT_TRUE(rc != 0 || rc2 != 0);
+  EXPECT_TRUE(rc2 == 0 || strstr(err.message, path) != NULL);
+  if (!rc) printf("disk full at close: %s\n", err.message);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  unlink(path);
+  free(times);
+  free(v);
+}
+
 int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
   study* st = malloc(sizeof *st);
   if (!st) return 2;
   make_study(st);
@@ -978,6 +1061,7 @@ int main(int argc, char** argv) {
   test_large();
   test_huge_sample();
   test_empty();
+  test_write_failure();
   free(st);
   H5close();
   return mbs_test_finish("test_store");

@@ -24,9 +24,9 @@ interrupt() {
   "$mbstudy" run "$spec" --output "$out" --quiet &
   pid=$!
   i=0
-  while [ $i -lt 400 ]; do
+  while [ $i -lt 3000 ]; do
     size=$(cat "$out".parts/*.bin 2>/dev/null | wc -c)
-    [ "$size" -gt 20000 ] && break
+    [ "$size" -gt 1000000 ] && break
     sleep 0.02
     i=$((i + 1))
   done
