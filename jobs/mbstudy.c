@@ -6,6 +6,7 @@
 
 #include "demo.h"
 #include "model_cmd.h"
+#include "inspect_cmd.h"
 #include "run_cmd.h"
 #include "mbs/mbs.h"
 
@@ -34,6 +35,10 @@ static void usage(FILE* f) {
           "  run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n"
           "            run a study (Monte Carlo over the parameters of a model); under mpirun\n"
           "            the ranks share the samples; --resume finishes a stopped study\n"
+          "  inspect FILE.h5\n"
+          "            samples done and failed, parameters, outputs and provenance of a study\n"
+          "  export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
+          "            one sample's trajectories as CSV (standard output) or an OpenSim .sto\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);
@@ -105,6 +110,8 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "inspect")) return mbs_cmd_inspect(argc - 2, argv + 2);
+  if (!strcmp(cmd, "export")) return mbs_cmd_export(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("mbstudy %s\n", MBS_VERSION_STRING);
     return 0;

@@ -3,6 +3,7 @@
 
 usage: check_study.py pendulum FILE.h5     (tests/studies/pendulum_mc.yaml)
        check_study.py failing FILE.h5      (tests/studies/failing_mc.yaml)
+       check_study.py export FILE.h5 CSV I (a sample exported with mbstudy export)
 
 pendulum: dimension scales on every axis; parameters inside their distributions' supports and
 spread over them (LHS: one sample per stratum of rod1's mass); scalars equal to the
@@ -115,7 +116,27 @@ def failing(f):
     stats_match(f, "q", q, ~neg)
 
 
+def export(f, csv_path, sample):
+    """`mbstudy export --format csv`: every column equals the file's trajectory component."""
+    with open(csv_path) as c:
+        header = c.readline().strip().split(",")
+        rows = np.array([[float(x) for x in line.split(",")] for line in c if line.strip()])
+    check(header[0] == "time", "first column is time")
+    check(np.array_equal(rows[:, 0], f["time"][()]), "time column")
+    for k, name in enumerate(header[1:], start=1):
+        quantity, comp = name.rsplit("/", 1)
+        comps = list(f["trajectories/" + quantity + "_components"].asstr()[()])
+        want = f["trajectories/" + quantity][sample, :, comps.index(comp)]
+        check(np.array_equal(rows[:, k], want), f"column {name}")
+    print(f"{len(header)} columns of sample {sample} checked")
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "export":
+        with h5py.File(sys.argv[2], "r") as f:
+            export(f, sys.argv[3], int(sys.argv[4]))
+        print("PASS" if not problems else f"{len(problems)} problems")
+        return 1 if problems else 0
     if len(sys.argv) != 3 or sys.argv[1] not in ("pendulum", "failing"):
         print(__doc__)
         return 2

@@ -1,0 +1,388 @@
+// `mbstudy inspect FILE.h5` and `mbstudy export FILE.h5 --sample I --format sto|csv`: reading a
+// study's result file (layout in io/FORMAT.md).
+#include "inspect_cmd.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/sto.h"
+
+// a string attribute of an object (fixed-length or variable-length); "" if absent
+static void attr_string(hid_t obj, const char* name, char* out, size_t n) {
+  out[0] = 0;
+  if (H5Aexists(obj, name) <= 0) return;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t ft = H5Aget_type(a);
+  if (H5Tget_class(ft) == H5T_STRING) {
+    if (H5Tis_variable_str(ft) > 0) {
+      char* s = NULL;
+      hid_t mt = H5Tcopy(ft);
+      if (H5Aread(a, mt, &s) >= 0 && s) snprintf(out, n, "%s", s);
+      if (s) H5free_memory(s);
+      H5Tclose(mt);
+    } else {
+      const size_t len = H5Tget_size(ft);
+      char* buf = calloc(len + 1, 1);
+      hid_t mt = H5Tcopy(ft);
+      if (buf && H5Aread(a, mt, buf) >= 0) snprintf(out, n, "%.*s", (int)len, buf);
+      free(buf);
+      H5Tclose(mt);
+    }
+  }
+  H5Tclose(ft);
+  H5Aclose(a);
+}
+
+// a 1-D dataset of fixed-length strings: an array of n strings in one block (free both)
+static char** read_strings(hid_t file, const char* path, long* n) {
+  *n = 0;
+  if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return NULL;
+  hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  hid_t sp = H5Dget_space(d);
+  hsize_t dim = 0;
+  H5Sget_simple_extent_dims(sp, &dim, NULL);
+  hid_t ft = H5Dget_type(d);
+  const size_t len = H5Tget_size(ft);
+  char* block = calloc((size_t)dim * (len + 1) + 1, 1);
+  char* raw = calloc((size_t)dim * len + 1, 1);
+  char** v = calloc((size_t)dim + 1, sizeof(char*));
+  hid_t mt = H5Tcopy(ft);
+  if (block && raw && v && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) >= 0) {
+    for (hsize_t i = 0; i < dim; i++) {
+      v[i] = block + i * (len + 1);
+      memcpy(v[i], raw + i * len, len);
+    }
+    *n = (long)dim;
+  } else {
+    free(block);
+    free(v);
+    v = NULL;
+  }
+  free(raw);
+  H5Tclose(mt);
+  H5Tclose(ft);
+  H5Sclose(sp);
+  H5Dclose(d);
+  return v;
+}
+
+static void free_strings(char** v) {
+  if (v) free(v[0]);
+  free(v);
+}
+
+// a whole numeric dataset as doubles (or int64 for integer ones when as_long); dims out
+static void* read_all(hid_t file, const char* path, hid_t memtype, int* rank, hsize_t dims[3]) {
+  if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return NULL;
+  hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  hid_t sp = H5Dget_space(d);
+  *rank = H5Sget_simple_extent_ndims(sp);
+  hsize_t total = 1;
+  H5Sget_simple_extent_dims(sp, dims, NULL);
+  for (int i = 0; i < *rank; i++) total *= dims[i];
+  void* buf = malloc((size_t)(total ? total : 1) * 8);
+  if (buf && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    free(buf);
+    buf = NULL;
+  }
+  H5Sclose(sp);
+  H5Dclose(d);
+  return buf;
+}
+
+// the trajectory datasets under /trajectories (names relative to it), in a fixed order
+typedef struct qlist {
+  char names[64][256];
+  int n;
+} qlist;
+
+static herr_t visit_traj(hid_t g, const char* name, const H5L_info_t* info, void* data) {
+  (void)info;
+  qlist* q = data;
+  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+  if (o < 0) return 0;
+  const int is_dataset = H5Iget_type(o) == H5I_DATASET;
+  H5Oclose(o);
+  if (!is_dataset) return 0;
+  const size_t len = strlen(name);
+  if (len > 11 && !strcmp(name + len - 11, "_components")) return 0;
+  if (q->n < 64) snprintf(q->names[q->n++], 256, "%s", name);
+  return 0;
+}
+
+static int open_file(const char* path, const char* cmd, hid_t* f) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (*f < 0) {
+    fprintf(stderr, "mbstudy %s: %s: cannot open as an HDF5 file\n", cmd, path);
+    return 0;
+  }
+  char fmtv[16];
+  attr_string(*f, "mbstudy_format", fmtv, sizeof(fmtv));
+  if (!fmtv[0]) {
+    fprintf(stderr, "mbstudy %s: %s: not an mbstudy result file (no mbstudy_format attribute)\n",
+            cmd, path);
+    H5Fclose(*f);
+    return 0;
+  }
+  return 1;
+}
+
+int mbs_cmd_inspect(int argc, char** argv) {
+  if (argc != 1) {
+    fprintf(stderr, "usage: mbstudy inspect FILE.h5\n");
+    return 2;
+  }
+  hid_t f;
+  if (!open_file(argv[0], "inspect", &f)) return 1;
+  static const char* keys[] = {"creator", "model", "model_name", "samples", "sampling", "seed",
+                               "integrator", "started_last_run", "ranks_last_run",
+                               "threads_per_rank_last_run", "failed_samples",
+                               "study_fingerprint", "spec_path"};
+  printf("file: %s\n", argv[0]);
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    char v[1024];
+    attr_string(f, keys[i], v, sizeof(v));
+    if (v[0]) printf("  %-26s %s\n", keys[i], v);
+  }
+  int rank;
+  hsize_t dims[3];
+  unsigned char* done = read_all(f, "/status/done", H5T_NATIVE_UCHAR, &rank, dims);
+  int* code = read_all(f, "/status/code", H5T_NATIVE_INT, &rank, dims);
+  double* wall = read_all(f, "/status/wall_time", H5T_NATIVE_DOUBLE, &rank, dims);
+  const long S = done ? (long)dims[0] : 0;
+  long ndone = 0, nfail = 0;
+  double wsum = 0;
+  for (long i = 0; i < S; i++) {
+    ndone += done[i] != 0;
+    nfail += done[i] && code && code[i] != 0;
+    if (wall && done[i]) wsum += wall[i];
+  }
+  printf("\nsamples: %ld, done %ld, failed %ld; %.3g s of simulation in all\n", S, ndone, nfail,
+         wsum);
+  if (nfail) {
+    long nm;
+    char** msg = read_strings(f, "/status/message", &nm);
+    int shown = 0;
+    for (long i = 0; i < S && shown < 10; i++)
+      if (done[i] && code[i] != 0) {
+        printf("  failed sample %ld (status %d): %s\n", i, code[i], msg && i < nm ? msg[i] : "");
+        shown++;
+      }
+    if (nfail > shown) printf("  ... and %ld more (see /status)\n", nfail - shown);
+    free_strings(msg);
+  }
+  long np;
+  char** pn = read_strings(f, "/parameter_names", &np);
+  double* P = read_all(f, "/parameters", H5T_NATIVE_DOUBLE, &rank, dims);
+  printf("\nparameters: %ld\n", np);
+  for (long j = 0; j < np && P; j++) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    long n = 0;
+    for (long i = 0; i < S; i++) {
+      const double v = P[i * np + j];
+      if (!done[i] || !isfinite(v)) continue;
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+      sum += v;
+      n++;
+    }
+    printf("  %-48s min %-12.6g mean %-12.6g max %.6g\n", pn[j], lo, n ? sum / n : NAN, hi);
+  }
+  free_strings(pn);
+  free(P);
+  hsize_t tdim[3] = {0, 0, 0};
+  double* t = read_all(f, "/time", H5T_NATIVE_DOUBLE, &rank, tdim);
+  if (t && tdim[0]) printf("\nframes: %llu, t = %g .. %g s\n", (unsigned long long)tdim[0], t[0],
+                           t[tdim[0] - 1]);
+  free(t);
+  qlist q;
+  q.n = 0;
+  if (H5Lexists(f, "/trajectories", H5P_DEFAULT) > 0) {
+    hid_t g = H5Gopen2(f, "/trajectories", H5P_DEFAULT);
+    H5Lvisit(g, H5_INDEX_NAME, H5_ITER_INC, visit_traj, &q);
+    H5Gclose(g);
+  }
+  printf("\ntrajectories: %d\n", q.n);
+  for (int i = 0; i < q.n; i++) {
+    char path[300], units[128];
+    snprintf(path, sizeof(path), "/trajectories/%s", q.names[i]);
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    attr_string(d, "units", units, sizeof(units));
+    printf("  %-40s %llu components (%s)\n", q.names[i], (unsigned long long)dims[2], units);
+    H5Sclose(sp);
+    H5Dclose(d);
+  }
+  if (H5Lexists(f, "/scalars", H5P_DEFAULT) > 0) {
+    hid_t g = H5Gopen2(f, "/scalars", H5P_DEFAULT);
+    H5G_info_t gi;
+    H5Gget_info(g, &gi);
+    printf("\nscalars: %llu (mean and standard deviation over the successful samples)\n",
+           (unsigned long long)gi.nlinks);
+    for (hsize_t k = 0; k < gi.nlinks; k++) {
+      char name[256];
+      H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof(name), H5P_DEFAULT);
+      char mp[400], sp2[400];
+      snprintf(mp, sizeof(mp), "/statistics/scalars/%s/mean", name);
+      snprintf(sp2, sizeof(sp2), "/statistics/scalars/%s/std", name);
+      hsize_t d0[3];
+      int r0;
+      double* m = read_all(f, mp, H5T_NATIVE_DOUBLE, &r0, d0);
+      double* s = read_all(f, sp2, H5T_NATIVE_DOUBLE, &r0, d0);
+      printf("  %-40s mean %-12.6g std %.6g\n", name, m ? m[0] : NAN, s ? s[0] : NAN);
+      free(m);
+      free(s);
+    }
+    H5Gclose(g);
+  }
+  free(done);
+  free(code);
+  free(wall);
+  H5Fclose(f);
+  return 0;
+}
+
+int mbs_cmd_export(int argc, char** argv) {
+  const char *file = NULL, *format = "csv", *out = NULL;
+  long sample = -1;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
+      char* end;
+      sample = strtol(argv[++i], &end, 10);
+      if (*end || sample < 0) {
+        fprintf(stderr, "mbstudy export: --sample expects a sample index, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+      format = argv[++i];
+    } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (argv[i][0] != '-' && !file) {
+      file = argv[i];
+    } else {
+      fprintf(stderr, "mbstudy export: unknown option or missing value '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!file || sample < 0 || (strcmp(format, "csv") && strcmp(format, "sto")) ||
+      (!strcmp(format, "sto") && !out)) {
+    fprintf(stderr, "usage: mbstudy export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
+                    "       (csv goes to standard output without --out; sto needs --out)\n");
+    return 2;
+  }
+  hid_t f;
+  if (!open_file(file, "export", &f)) return 1;
+  int rank;
+  hsize_t dims[3], tdim[3] = {0, 0, 0};
+  unsigned char* done = read_all(f, "/status/done", H5T_NATIVE_UCHAR, &rank, dims);
+  const long S = done ? (long)dims[0] : 0;
+  if (sample >= S) {
+    fprintf(stderr, "mbstudy export: %s has %ld samples (0..%ld); no sample %ld\n", file, S,
+            S - 1, sample);
+    free(done);
+    H5Fclose(f);
+    return 1;
+  }
+  if (!done[sample]) {
+    fprintf(stderr, "mbstudy export: sample %ld of %s was never completed\n", sample, file);
+    free(done);
+    H5Fclose(f);
+    return 1;
+  }
+  free(done);
+  double* t = read_all(f, "/time", H5T_NATIVE_DOUBLE, &rank, tdim);
+  const long F = (long)tdim[0];
+  qlist q;
+  q.n = 0;
+  if (H5Lexists(f, "/trajectories", H5P_DEFAULT) > 0) {
+    hid_t g = H5Gopen2(f, "/trajectories", H5P_DEFAULT);
+    H5Lvisit(g, H5_INDEX_NAME, H5_ITER_INC, visit_traj, &q);
+    H5Gclose(g);
+  }
+  // columns: time, then every component of every quantity, named "<quantity>/<component>"
+  int ncol = 1;
+  long ncomp[64];
+  double* vals[64];
+  char** comps[64];
+  for (int i = 0; i < q.n; i++) {
+    char path[300];
+    snprintf(path, sizeof(path), "/trajectories/%s", q.names[i]);
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    ncomp[i] = (long)dims[2];
+    vals[i] = malloc((size_t)F * (size_t)ncomp[i] * 8 + 8);
+    hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, (hsize_t)F, dims[2]};
+    H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(3, count, NULL);
+    if (H5Dread(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, vals[i]) < 0)
+      for (long k = 0; k < F * ncomp[i]; k++) vals[i][k] = NAN;
+    H5Sclose(ms);
+    H5Sclose(sp);
+    H5Dclose(d);
+    long nc;
+    snprintf(path, sizeof(path), "/trajectories/%s_components", q.names[i]);
+    comps[i] = read_strings(f, path, &nc);
+    ncol += (int)ncomp[i];
+  }
+  char** labels = calloc((size_t)ncol, sizeof(char*));
+  int c = 0;
+  labels[c++] = strdup("time");
+  for (int i = 0; i < q.n; i++)
+    for (long k = 0; k < ncomp[i]; k++) {
+      char buf[600];
+      snprintf(buf, sizeof(buf), "%s/%s", q.names[i], comps[i] ? comps[i][k] : "?");
+      labels[c++] = strdup(buf);
+    }
+  double* row = malloc((size_t)ncol * 8);
+  int rc = 0;
+  if (!strcmp(format, "sto")) {
+    mbs_error err;
+    char name[64];
+    snprintf(name, sizeof(name), "sample_%ld", sample);
+    mbs_sto_writer* w = mbs_sto_open(out, name, ncol, (const char* const*)labels, 0, &err);
+    for (long fr = 0; w && fr < F && !rc; fr++) {
+      row[0] = t[fr];
+      int k = 1;
+      for (int i = 0; i < q.n; i++)
+        for (long j = 0; j < ncomp[i]; j++) row[k++] = vals[i][fr * ncomp[i] + j];
+      rc = mbs_sto_write_row(w, row, &err);
+    }
+    if (!w || (w && mbs_sto_close(w, &err)) || rc) {
+      fprintf(stderr, "mbstudy export: %s\n", err.message);
+      rc = 1;
+    }
+  } else {
+    FILE* o = out ? fopen(out, "w") : stdout;
+    if (!o) {
+      fprintf(stderr, "mbstudy export: %s: cannot create\n", out);
+      rc = 1;
+    } else {
+      for (int k = 0; k < ncol; k++) fprintf(o, "%s%s", k ? "," : "", labels[k]);
+      fprintf(o, "\n");
+      for (long fr = 0; fr < F; fr++) {
+        fprintf(o, "%.17g", t[fr]);
+        for (int i = 0; i < q.n; i++)
+          for (long j = 0; j < ncomp[i]; j++) fprintf(o, ",%.17g", vals[i][fr * ncomp[i] + j]);
+        fprintf(o, "\n");
+      }
+      if (o != stdout) fclose(o);
+    }
+  }
+  for (int k = 0; k < ncol; k++) free(labels[k]);
+  free(labels);
+  free(row);
+  for (int i = 0; i < q.n; i++) {
+    free(vals[i]);
+    free_strings(comps[i]);
+  }
+  free(t);
+  H5Fclose(f);
+  if (!rc && out) printf("wrote %s: sample %ld, %ld frames, %d columns\n", out, sample, F, ncol);
+  return rc;
+}
