@@ -39,22 +39,7 @@ static int add_param_path(mbs_system* sys, const char* name, const char* what, i
   snprintf(buf, sizeof(buf), "/constraintset/%s/%s", name, what);
   char* path = con_strdup(buf);
   if (!path) return 0;
-  if (sys->npblock == sys->cap_pblock) {
-    const int cap = sys->cap_pblock ? 2 * sys->cap_pblock : 16;
-    mbs_param_info* p = realloc(sys->pblock, (size_t)cap * sizeof(*p));
-    if (!p) {
-      free(path);
-      return 0;
-    }
-    sys->pblock = p;
-    sys->cap_pblock = cap;
-  }
-  mbs_param_info* b = &sys->pblock[sys->npblock++];
-  b->path = path;
-  b->index = index;
-  b->size = size;
-  b->unit = unit;
-  return 1;
+  return mbs_system_add_param_path(sys, path, index, size, unit) == MBS_OK;
 }
 
 // resolve a coordinate reference to global q and u indices; requires q' = u

@@ -79,6 +79,19 @@ static int add_param_block(mbs_system* sys, char* path, int index, int size, con
   b->index = index;
   b->size = size;
   b->unit = unit;
+  // physical quantities that cannot be negative, recognized by the last segment of the path
+  static const char* const nonneg[] = {"mass", "stiffness", "damping", "dissipation",
+                                       "friction", "viscosity", "rest_length", "radius", "radii",
+                                       "optimal_force", "transition", "transition_velocity",
+                                       "upper_stiffness", "lower_stiffness"};
+  const char* last = strrchr(path, '/');
+  last = last ? last + 1 : path;
+  b->lower = -INFINITY;
+  b->upper = INFINITY;
+  for (size_t i = 0; i < sizeof(nonneg) / sizeof(nonneg[0]); i++) {
+    const size_t n = strlen(nonneg[i]), m = strlen(last);
+    if (m >= n && !strcmp(last + m - n, nonneg[i])) b->lower = 0;
+  }
   return 1;
 }
 

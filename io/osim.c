@@ -1831,7 +1831,9 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
   double g[3];
   static const double g0[3] = {0, -9.80665, 0};
   if (!read_numbers_or(m, model, "gravity", g, 3, g0, "Model", m->name)) return m->err->code;
-  if (mbs_system_add_gravity(m->sys, g) < 0) return sys_fail(m, line_of(model), "Model", m->name);
+  const int gid = mbs_system_add_gravity(m->sys, g);
+  if (gid < 0) return sys_fail(m, line_of(model), "Model", m->name);
+  if (mbs_force_find(m->sys, "gravity") < 0) mbs_system_set_force_name(m->sys, gid, "gravity");
   // sets not read at all
   static const char* ignored[] = {"ProbeSet", "ComponentSet"};
   for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {

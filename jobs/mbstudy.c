@@ -25,6 +25,8 @@ static void usage(FILE* f) {
           "                     --report S (0.01)\n"
           "  model info MODEL.osim\n"
           "            bodies, coordinates with ranges, constraints, forces, muscles, mass, DOFs\n"
+          "  model params MODEL.osim\n"
+          "            every parameter a study can vary: path, unit, default, valid range\n"
           "  model accel MODEL.osim --states FILE\n"
           "            forward dynamics at given states: each line of FILE holds the coordinate\n"
           "            values (model order, rad and m) then the speeds; prints the accelerations\n"

@@ -195,9 +195,55 @@ static int cmd_accel(const char* path, const char* states) {
   return rc;
 }
 
+//---------------------------------- model params -----------------------------------------------
+
+static void print_range(double lo, double hi) {
+  if (isinf(lo) && isinf(hi)) printf("any");
+  else if (isinf(hi)) printf(">= %g", lo);
+  else if (isinf(lo)) printf("<= %g", hi);
+  else printf("%g .. %g", lo, hi);
+}
+
+// every parameter a study can vary: the System's instance parameters and the coordinates'
+// initial values and speeds
+static int cmd_params(const char* path) {
+  mbs_osim_model* m = load(path, "model params", 1);
+  if (!m) return 1;
+  const mbs_system* sys = mbs_osim_system(m);
+  printf("# parameters of %s that a study can vary (path, unit, default, valid range)\n",
+         mbs_osim_name(m));
+  for (int b = 0; b < mbs_system_nparam_block(sys); b++) {
+    const mbs_param_info* p = mbs_system_param_block(sys, b);
+    printf("%-56s %-14s ", p->path, p->unit && *p->unit ? p->unit : "-");
+    if (p->size > 1) printf("[");
+    for (int k = 0; k < p->size && k < 8; k++)
+      printf("%s%.10g", k ? " " : "", mbs_system_param_default(sys, p->index + k));
+    if (p->size > 8) printf(" ... (%d numbers)", p->size);
+    if (p->size > 1) printf("]");
+    printf("  ");
+    print_range(p->lower, p->upper);
+    printf("\n");
+  }
+  for (int i = 0; i < mbs_osim_ncoordinate(m); i++) {
+    const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
+    const int rot = c->motion == MBS_OSIM_ROTATIONAL;
+    char p[600];
+    snprintf(p, sizeof(p), "/jointset/%s/%s/default_value", c->joint, c->name);
+    printf("%-56s %-14s %.10g  ", p, rot ? "rad" : "m", c->default_value);
+    print_range(c->range[0], c->range[1]);
+    printf(" (the coordinate's range)\n");
+    snprintf(p, sizeof(p), "/jointset/%s/%s/default_speed_value", c->joint, c->name);
+    printf("%-56s %-14s %.10g  any\n", p, rot ? "rad/s" : "m/s", c->default_speed);
+  }
+  mbs_osim_free(m);
+  return 0;
+}
+
 int mbs_cmd_model(int argc, char** argv) {
+  if (argc == 2 && !strcmp(argv[0], "params")) return cmd_params(argv[1]);
   if (argc < 2 || (strcmp(argv[0], "info") && strcmp(argv[0], "accel"))) {
     fprintf(stderr, "usage: mbstudy model info MODEL.osim\n"
+                    "       mbstudy model params MODEL.osim\n"
                     "       mbstudy model accel MODEL.osim --states FILE\n");
     return 2;
   }

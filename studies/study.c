@@ -136,6 +136,7 @@ typedef struct study {
   long* win_mem;      // rank 0: [next sample, samples done in this run]
   long local_next, local_done;
   int attempt;
+  FILE* log;
 } study;
 
 static int plan_fail(mbs_error* err, int code, const mbs_study_spec* s, int line, const char* fm,
@@ -224,6 +225,27 @@ static int coordinate_param(const study* S, const char* path, int* kind) {
   return mbs_osim_find_coordinate(S->om, name);
 }
 
+// the interval holding a distribution's values
+static void support(const mbs_distribution* d, double* lo, double* hi) {
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  switch (d->type) {
+    case MBS_DIST_UNIFORM: *lo = d->a; *hi = d->b; break;
+    case MBS_DIST_LOGNORMAL: *lo = 0; break;
+    case MBS_DIST_TRUNCATED_NORMAL: *lo = d->lo; *hi = d->hi; break;
+    case MBS_DIST_CONSTANT: *lo = *hi = d->a; break;
+    case MBS_DIST_DISCRETE:
+      *lo = INFINITY;
+      *hi = -INFINITY;
+      for (int i = 0; i < d->nvalues; i++) {
+        *lo = fmin(*lo, d->values[i]);
+        *hi = fmax(*hi, d->values[i]);
+      }
+      break;
+    default: break;
+  }
+}
+
 static int plan_params(study* S, mbs_error* err) {
   const mbs_study_spec* sp = S->spec;
   S->np = sp->nparams;
@@ -250,6 +272,18 @@ static int plan_params(study* S, mbs_error* err) {
       q->index = info->index + p->component;
       q->base = mbs_system_param_default(S->sys, q->index);
       q->unit = info->unit;
+      // values outside the valid range will fail their samples: say so before the run
+      double lo, hi;
+      support(&p->dist, &lo, &hi);
+      if (p->is_scale) {
+        const double a = lo * q->base, b = hi * q->base;
+        lo = fmin(a, b);
+        hi = fmax(a, b);
+      }
+      if (S->rank == 0 && S->log && (lo < info->lower || hi > info->upper))
+        fprintf(S->log, "mbstudy: warning: parameters: '%s' may be drawn outside its valid "
+                "range (%g .. %g); those samples will fail\n", q->name, info->lower,
+                info->upper);
       continue;
     }
     int kind;
@@ -316,6 +350,10 @@ static int plan_outputs(study* S, mbs_error* err) {
   if (sp->outputs & MBS_OUT_Q) rc |= add_quantity(S, "q", O_Q, 0, nc, names, "rad or m");
   if (sp->outputs & MBS_OUT_U) rc |= add_quantity(S, "u", O_U, 0, nc, names, "rad/s or m/s");
   if (sp->outputs & MBS_OUT_COM) rc |= add_quantity(S, "com", O_COM, 0, 3, xyz, "m");
+  if ((sp->outputs & MBS_OUT_Z) && S->rank == 0 && S->log)
+    fprintf(S->log, "mbstudy: warning: outputs: z: model '%s' has no auxiliary state variables "
+            "(activations and fiber lengths come with the muscle models); nothing recorded\n",
+            mbs_osim_name(S->om));
   free(names);
   if (rc) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   if (sp->outputs & MBS_OUT_BODIES)
@@ -1059,6 +1097,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     MPI_Comm_size(MPI_COMM_WORLD, &S.nranks);
   }
   S.nthreads = spec->threads > 0 ? spec->threads : omp_get_max_threads();
+  S.log = log;
   int rc = mbs_integrator_from_name(spec->integrator);
   if (rc < 0) rc = plan_fail(err, MBS_ERR_ARGUMENT, spec, 0, "unknown integrator '%s'",
                              spec->integrator);

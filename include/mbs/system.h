@@ -124,6 +124,12 @@ typedef struct mbs_param_info {
   int index;            // first index of the block in the State's parameter vector
   int size;             // numbers in the block
   const char* unit;     // SI unit, e.g. "kg", "m", "kg m^2", "rad", "N/m"
+  // Valid range of each number (inclusive; -inf / inf when unbounded). Masses, stiffnesses,
+  // dampings, dissipations, friction coefficients, viscosities, rest lengths, radii, optimal
+  // forces and transitions cannot be negative. Conditions that a range cannot express (an
+  // inertia's triangle inequality, a transition above zero, knots in increasing order) are
+  // checked when a State is realized: a bad value fails with a message naming the component.
+  double lower, upper;
 } mbs_param_info;
 // number of parameter blocks
 int mbs_system_nparam_block(const mbs_system* sys);

@@ -272,6 +272,13 @@ static void test_force_names(void) {
   EXPECT_EQ_INT(mbs_force_find(sys, "suspension"), k);
   EXPECT_TRUE(mbs_system_find_param(sys, "/forceset/suspension/stiffness") != NULL);
   EXPECT_TRUE(mbs_system_find_param(sys, "/forceset/spring0/stiffness") == NULL);
+  // valid ranges: masses and stiffnesses cannot be negative, positions can be anything
+  EXPECT_NEAR(mbs_system_find_param(sys, "/forceset/suspension/stiffness")->lower, 0, 0);
+  EXPECT_NEAR(mbs_system_find_param(sys, "/forceset/suspension/rest_length")->lower, 0, 0);
+  EXPECT_NEAR(mbs_system_find_param(sys, "/bodyset/bob/mass")->lower, 0, 0);
+  EXPECT_TRUE(isinf(mbs_system_find_param(sys, "/bodyset/bob/mass")->upper));
+  EXPECT_TRUE(isinf(mbs_system_find_param(sys, "/bodyset/bob/mass_center")->lower));
+  EXPECT_TRUE(isinf(mbs_system_find_param(sys, "/forceset/suspension/point1")->lower));
   mbs_state* st = mbs_state_create(sys);
   EXPECT_OK(mbs_state_set_param(sys, st, "/forceset/suspension/stiffness", 0, -1));
   EXPECT_EQ_INT(mbs_realize_dynamics(sys, st), MBS_ERR_PARAMETER);
