@@ -34,7 +34,7 @@
 #define PERCENTILE_MEMORY (256 * STORE_MIB)    // column buffer at close (see FORMAT.md)
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
-#define DEFLATE_LEVEL 4
+#define DEFLATE_LEVEL 1
 #define FORMAT_VERSION "1"
 
 typedef struct store_quantity {
