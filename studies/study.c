@@ -1280,6 +1280,9 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   }
   res.done = sums[0];
   res.failed = S.failed_before + sums[1];
+  res.journal_time = io_time;
+  if (S.use_mpi)
+    MPI_Allreduce(MPI_IN_PLACE, &res.journal_time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   res.stopped = stopped;
   if (rc == MBS_OK && bad)
     rc = MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "another rank failed; see its messages");

@@ -49,6 +49,7 @@ typedef struct mbs_study_result {
   double io_time;        // s spent writing journals (summed over this rank's threads) and the
                          // result file (rank 0)
   double merge_time;     // s spent writing the result file (rank 0)
+  double journal_time;   // s spent writing journals: the largest sum over one rank's threads
 } mbs_study_result;
 
 // Run the study. Returns MBS_OK when the result file is complete (failed samples included),
