@@ -6,8 +6,11 @@ usage: benchmarks/study_bench.py [--build build] [--repeats 3] [--shared ../shar
 
 Runs each study in benchmarks/studies/ with `mbstudy run` as a single process and under
 `mpirun -n 2`, `--repeats` times each, alternating, and prints a table of medians.
-Efficiency at 2 ranks = T(1 rank) / (2 T(2 ranks)) with medians. The I/O share is
-(journal time of the busiest rank + result-file time) / wall time, as `mbstudy run` reports them.
+Efficiency at 2 ranks = T(1 rank) / (2 T(2 ranks)) with medians. The I/O share is the wall
+time that goes to I/O and nothing else: (journal time of the busiest rank + the time from the
+last sample to the complete result file) / wall time, as `mbstudy run` reports them. The
+result file is otherwise written by a thread of rank 0 while samples are computed; its total
+busy time is shown too.
 """
 import argparse
 import os
@@ -20,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LINE = re.compile(r"wrote .*: (\d+) samples .*; ([0-9.e+-]+) s, ([0-9.e+-]+) s in journals, "
-                  r"([0-9.e+-]+) s in the result file")
+                  r"([0-9.e+-]+) s in the result file after the last sample \(([0-9.e+-]+) s")
 
 
 def run(cmd, env):
@@ -31,7 +34,8 @@ def run(cmd, env):
     if p.returncode != 0 or not m:
         sys.exit(f"failed: {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
     return {"samples": int(m.group(1)), "wall": float(m.group(2)),
-            "journal": float(m.group(3)), "merge": float(m.group(4)), "process": wall}
+            "journal": float(m.group(3)), "merge": float(m.group(4)),
+            "busy": float(m.group(5)), "process": wall}
 
 
 def main():
@@ -57,23 +61,23 @@ def main():
                         cmd = ["mpirun", "-n", "2", "--oversubscribe"] + cmd
                     res[ranks].append(run(cmd, env))
             med = {r: {k: statistics.median(x[k] for x in res[r])
-                       for k in ("wall", "journal", "merge", "process")} for r in res}
+                       for k in ("wall", "journal", "merge", "busy", "process")} for r in res}
             n = res[1][0]["samples"]
             for r in (1, 2):
                 m = med[r]
                 eff = med[1]["wall"] / (r * m["wall"])
                 io = (m["journal"] + m["merge"]) / m["wall"]
                 rows.append((spec.replace(".yaml", ""), r, n, m["wall"], n / m["wall"], eff, io,
-                             m["journal"], m["merge"],
+                             m["journal"], m["merge"], m["busy"],
                              ", ".join(f"{x['wall']:.3f}" for x in res[r])))
     print(f"# study throughput, median of {args.repeats} runs each; machine: "
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
     print("| study | ranks | samples | wall s | samples/s | efficiency | I/O share | "
-          "journals s | result file s | runs (wall s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "journals s | result file after the run s | writer thread busy s | runs (wall s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.1f} | {r[5]:.3f} | "
-              f"{100 * r[6]:.1f}% | {r[7]:.3f} | {r[8]:.3f} | {r[9]} |")
+              f"{100 * r[6]:.1f}% | {r[7]:.3f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]} |")
 
 
 if __name__ == "__main__":

@@ -1375,3 +1375,14 @@ int mbs_store_close(mbs_store* s, mbs_error* err) {
   quiet_end(qz);
   return rc;
 }
+
+void mbs_store_discard(mbs_store* s) {
+  if (!s) return;
+  h5quiet qz = quiet_begin();
+  close_all(s);
+  if (s->file >= 0) H5Fclose(s->file);
+  s->file = -1;
+  H5Eclear2(H5E_DEFAULT);
+  free_store(s);
+  quiet_end(qz);
+}

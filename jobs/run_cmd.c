@@ -106,8 +106,9 @@ int mbs_cmd_run(int argc, char** argv) {
   if (rank == 0) {
     if (rc == MBS_OK) {
       printf("wrote %s: %ld samples (%ld this run, %ld before), %ld failed; %.3g s, %.3g s in "
-             "journals, %.3g s in the result file\n", spec->output, res.samples, res.done,
-             res.skipped, res.failed, res.wall_time, res.journal_time, res.merge_time);
+             "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
+             "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
+             res.wall_time, res.journal_time, res.merge_time, res.merge_busy);
     } else {
       fprintf(stderr, "mbstudy run: %s\n", err.message);
     }

@@ -110,7 +110,8 @@ int mbs_journal_append(mbs_journal_writer* w, const mbs_journal_record* r, mbs_e
   p += 8 * (size_t)w->L.nscalars;
   const uint32_t crc = mbs_crc32(0, payload, n);
   PUT(p, crc);
-  if (fwrite(w->buf, 1, total, w->f) != total)
+  // handed to the operating system at once, so that the merger can read it during the run
+  if (fwrite(w->buf, 1, total, w->f) != total || fflush(w->f) != 0)
     return MBS_FAIL(err, MBS_ERR_IO, w->path, "%s: write failed: %s", w->path, strerror(errno));
   return MBS_OK;
 }
@@ -196,7 +197,19 @@ mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout*
     (p) += sizeof(v);              \
   } while (0)
 
+static int next_record(mbs_journal_reader* r, mbs_journal_record* out);
+
 int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out) {
+  // on anything short of a whole valid record, go back to where it starts: the journal may
+  // still be growing (a later call can succeed), or it ends there
+  const long at = ftell(r->f);
+  if (next_record(r, out)) return 1;
+  clearerr(r->f);
+  fseek(r->f, at, SEEK_SET);
+  return 0;
+}
+
+static int next_record(mbs_journal_reader* r, mbs_journal_record* out) {
   uint32_t magic;
   uint64_t len;
   if (fread(&magic, 4, 1, r->f) != 1 || magic != record_magic || fread(&len, 8, 1, r->f) != 1)

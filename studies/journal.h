@@ -42,7 +42,9 @@ int mbs_journal_append(mbs_journal_writer* w, const mbs_journal_record* r, mbs_e
 int mbs_journal_sync(mbs_journal_writer* w, mbs_error* err);
 int mbs_journal_close(mbs_journal_writer* w, mbs_error* err);
 
-// reading: records one by one; next returns 1 with a record, 0 at the (valid) end
+// reading: records one by one; next returns 1 with a record, 0 when no whole valid record
+// follows (the end, or a journal still being written: the reader stays where the record
+// starts, so a later call can read it once it is complete)
 typedef struct mbs_journal_reader mbs_journal_reader;
 mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout* L,
                                      mbs_error* err);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -901,27 +902,81 @@ static long count_done(study* S, long add) {
 //---------------------------------- the merge --------------------------------------------------
 
 typedef struct merge_src {
+  char* path;
   mbs_journal_reader* r;
   mbs_journal_record rec;
   int has;
 } merge_src;
 
-static int merge(study* S, const mbs_study_options* o, double t_start_wall, long* failed,
-                 mbs_error* err) {
-  const mbs_study_spec* sp = S->spec;
+// The merger writes the result file from the journals in sample order. On rank 0 it runs in a
+// thread of its own during the study, taking each sample as soon as the journals hold it (the
+// workers hand every record to the operating system at once), so that little is left to do
+// when the last sample is computed. The file is written to <parts>/result.h5 and renamed to the
+// output only when complete.
+typedef struct merger {
+  study* S;
+  const mbs_study_options* o;
+  double t_start_wall;
+  merge_src* src;
+  int nsrc, capsrc;
+  mbs_store* store;
+  char* partial;
+  const double** traj;
+  long next, failed;
+  double busy;            // s spent reading journals and writing (not waiting)
+  int rc;
+  mbs_error err;
+  // thread control
+  pthread_t thread;
+  volatile int finish;    // the workers are done: read everything, then close
+  volatile int stop;      // abandon (the study was stopped or failed)
+} merger;
+
+static int merger_find_sources(merger* M) {
   char** files;
   int n, max_attempt;
-  if (list_journals(S->parts, &files, &n, &max_attempt))
-    return MBS_FAIL(err, MBS_ERR_IO, S->parts, "%s: cannot read: %s", S->parts, strerror(errno));
-  const mbs_journal_layout L = journal_layout(S);
-  merge_src* src = calloc((size_t)n + 1, sizeof(*src));
-  int rc = src ? MBS_OK : MBS_ERR_NO_MEMORY;
-  for (int i = 0; rc == MBS_OK && i < n; i++) {
-    src[i].r = mbs_journal_open(files[i], &L, err);
-    if (!src[i].r) rc = err->code;
-    else src[i].has = mbs_journal_next(src[i].r, &src[i].rec);
+  if (list_journals(M->S->parts, &files, &n, &max_attempt))
+    return MBS_FAIL(&M->err, MBS_ERR_IO, M->S->parts, "%s: cannot read: %s", M->S->parts,
+                    strerror(errno));
+  const mbs_journal_layout L = journal_layout(M->S);
+  int rc = MBS_OK;
+  for (int i = 0; i < n && rc == MBS_OK; i++) {
+    int known = 0;
+    for (int k = 0; k < M->nsrc && !known; k++) known = !strcmp(M->src[k].path, files[i]);
+    if (known) continue;
+    mbs_journal_reader* r = mbs_journal_open(files[i], &L, &M->err);
+    if (!r) {  // a journal just created may not have its header yet: try again later
+      if (M->err.code == MBS_ERR_PARSE && !M->finish) {
+        mbs_error_clear(&M->err);
+        continue;
+      }
+      rc = M->err.code;
+      break;
+    }
+    if (M->nsrc == M->capsrc) {
+      const int cap = M->capsrc ? 2 * M->capsrc : 16;
+      merge_src* p = realloc(M->src, (size_t)cap * sizeof(*p));
+      if (!p) {
+        mbs_journal_close_reader(r);
+        rc = MBS_FAIL(&M->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+        break;
+      }
+      M->src = p;
+      M->capsrc = cap;
+    }
+    merge_src* m = &M->src[M->nsrc++];
+    memset(m, 0, sizeof(*m));
+    m->path = files[i];
+    files[i] = NULL;
+    m->r = r;
   }
-  // the layout of the result file
+  free_list(files, n);
+  return rc;
+}
+
+static int merger_open(merger* M) {
+  study* S = M->S;
+  const mbs_study_spec* sp = S->spec;
   int nq = 0;
   for (int i = 0; i < S->nquant; i++) nq += !S->quant[i].hidden;
   mbs_store_quantity* sq = calloc((size_t)nq + 1, sizeof(*sq));
@@ -929,8 +984,11 @@ static int merge(study* S, const mbs_study_options* o, double t_start_wall, long
   const char** pu = calloc((size_t)S->np + 1, sizeof(char*));
   const char** sn = calloc((size_t)S->nscal + 1, sizeof(char*));
   const char** su = calloc((size_t)S->nscal + 1, sizeof(char*));
-  const double** traj = calloc((size_t)nq + 1, sizeof(double*));
-  if (!sq || !pn || !pu || !sn || !su || !traj) rc = MBS_ERR_NO_MEMORY;
+  M->traj = calloc((size_t)nq + 1, sizeof(double*));
+  M->partial = fmt("%s/result.h5", S->parts);
+  int rc = MBS_OK;
+  if (!sq || !pn || !pu || !sn || !su || !M->traj || !M->partial)
+    rc = MBS_FAIL(&M->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   for (int i = 0, k = 0; rc == MBS_OK && i < S->nquant; i++)
     if (!S->quant[i].hidden)
       sq[k++] = (mbs_store_quantity){S->quant[i].name, S->quant[i].ncomp,
@@ -949,8 +1007,7 @@ static int merge(study* S, const mbs_study_options* o, double t_start_wall, long
   snprintf(ranks, sizeof(ranks), "%d", S->nranks);
   snprintf(threads, sizeof(threads), "%d", S->nthreads);
   snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)S->fingerprint);
-  const time_t wall_now = time(NULL);
-  const time_t t0 = wall_now - (time_t)(now() - t_start_wall);
+  const time_t t0 = time(NULL) - (time_t)(now() - M->t_start_wall);
   struct tm tmv;
   gmtime_r(&t0, &tmv);
   strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tmv);
@@ -973,69 +1030,120 @@ static int merge(study* S, const mbs_study_options* o, double t_start_wall, long
   const mbs_store_layout layout = {S->nsamples, S->np, pn, pu, S->nframes, S->times, nq, sq,
                                    S->nscal, sn, su, 5, pct,
                                    (int)(sizeof(attrs) / sizeof(attrs[0])), attrs, 0};
-  mbs_store* store = rc == MBS_OK ? mbs_store_create(sp->output, &layout, o->force, err) : NULL;
-  if (rc == MBS_OK && !store) rc = err->code;
-  // k-way merge in sample order
-  long next = 0;
-  *failed = 0;
-  while (rc == MBS_OK) {
-    int best = -1;
-    for (int i = 0; i < n; i++)
-      if (src[i].has && (best < 0 || src[i].rec.index < src[best].rec.index)) best = i;
-    if (best < 0) break;
-    mbs_journal_record* r = &src[best].rec;
-    if (r->index < next) {  // a duplicate (cannot happen; tolerated)
-      src[best].has = mbs_journal_next(src[best].r, r);
-      continue;
-    }
-    if (r->index != next) {
-      rc = MBS_FAIL(err, MBS_ERR_INTERNAL, S->parts, "%s: sample %ld is missing from the "
-                    "journals", S->parts, next);
-      break;
-    }
-    for (int i = 0, k = 0; i < S->nquant; i++)
-      if (!S->quant[i].hidden) traj[k++] = r->traj + S->quant[i].offset;
-    const mbs_store_sample smp = {r->index, r->params, r->status, r->message, r->wall, r->steps,
-                                  r->frames, traj, r->scalars};
-    rc = mbs_store_write_sample(store, &smp, err);
-    if (r->status != MBS_OK) {
-      if (*failed < 20)
-        fprintf(o->log ? o->log : stderr, "failed sample %ld: %s\n", r->index, r->message);
-      else if (*failed == 20)
-        fprintf(o->log ? o->log : stderr, "(more failed samples: see /status in %s)\n",
-                sp->output);
-      (*failed)++;
-    }
-    next++;
-    src[best].has = mbs_journal_next(src[best].r, r);
+  if (rc == MBS_OK) {
+    M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
+    if (!M->store) rc = M->err.code;
   }
-  if (rc == MBS_OK && next != S->nsamples)
-    rc = MBS_FAIL(err, MBS_ERR_INTERNAL, S->parts, "%s: samples %ld..%ld are missing from the "
-                  "journals", S->parts, next, S->nsamples - 1);
-  if (store) {
-    char nfail[32];
-    snprintf(nfail, sizeof(nfail), "%ld", *failed);
-    if (rc == MBS_OK) rc = mbs_store_set_attribute(store, "failed_samples", nfail, err);
-    const int rc2 = mbs_store_close(store, rc == MBS_OK ? err : NULL);
-    if (rc == MBS_OK) rc = rc2;
-  }
-  for (int i = 0; src && i < n; i++) mbs_journal_close_reader(src[i].r);
-  free(src);
   free(sq);
   free(pn);
   free(pu);
   free(sn);
   free(su);
-  free(traj);
+  return rc;
+}
+
+// write every sample the journals hold now, in order; with `final`, every sample must be there
+static int merger_step(merger* M, int final, int* progressed) {
+  study* S = M->S;
+  *progressed = 0;
+  const double t0 = now();
+  int rc = MBS_OK;
+  while (rc == MBS_OK && M->next < S->nsamples && !M->stop) {
+    int hit = -1;
+    for (int i = 0; i < M->nsrc && hit < 0; i++) {
+      merge_src* m = &M->src[i];
+      if (!m->has) m->has = mbs_journal_next(m->r, &m->rec);
+      while (m->has && m->rec.index < M->next)  // a duplicate (cannot happen; tolerated)
+        m->has = mbs_journal_next(m->r, &m->rec);
+      if (m->has && m->rec.index == M->next) hit = i;
+    }
+    if (hit < 0) {
+      // perhaps in a journal not known yet
+      const int before = M->nsrc;
+      if ((rc = merger_find_sources(M)) != MBS_OK) break;
+      if (M->nsrc > before) continue;
+      if (final)
+        rc = MBS_FAIL(&M->err, MBS_ERR_INTERNAL, S->parts, "%s: sample %ld is missing from the "
+                      "journals", S->parts, M->next);
+      break;
+    }
+    mbs_journal_record* r = &M->src[hit].rec;
+    for (int i = 0, k = 0; i < S->nquant; i++)
+      if (!S->quant[i].hidden) M->traj[k++] = r->traj + S->quant[i].offset;
+    const mbs_store_sample smp = {r->index, r->params, r->status, r->message, r->wall, r->steps,
+                                  r->frames, M->traj, r->scalars};
+    rc = mbs_store_write_sample(M->store, &smp, &M->err);
+    if (r->status != MBS_OK) {
+      FILE* log = M->o->log ? M->o->log : stderr;
+      if (M->failed < 20)
+        fprintf(log, "failed sample %ld: %s\n", r->index, r->message);
+      else if (M->failed == 20)
+        fprintf(log, "(more failed samples: see /status in %s)\n", S->spec->output);
+      M->failed++;
+    }
+    M->next++;
+    M->src[hit].has = 0;
+    *progressed = 1;
+  }
+  M->busy += now() - t0;
+  return rc;
+}
+
+static int merger_close(merger* M) {
+  study* S = M->S;
+  int rc = M->rc;
+  const double t0 = now();
+  if (rc == MBS_OK) {
+    char nfail[32];
+    snprintf(nfail, sizeof(nfail), "%ld", M->failed);
+    rc = mbs_store_set_attribute(M->store, "failed_samples", nfail, &M->err);
+  }
+  if (rc == MBS_OK) {
+    rc = mbs_store_close(M->store, &M->err);
+  } else {
+    mbs_store_discard(M->store);
+  }
+  M->store = NULL;
+  for (int i = 0; i < M->nsrc; i++) {
+    mbs_journal_close_reader(M->src[i].r);
+    M->src[i].r = NULL;
+  }
+  if (rc == MBS_OK && rename(M->partial, S->spec->output) != 0)
+    rc = MBS_FAIL(&M->err, MBS_ERR_IO, S->spec->output, "%s: cannot move %s there: %s",
+                  S->spec->output, M->partial, strerror(errno));
+  if (rc != MBS_OK) remove(M->partial);
   // the journals are no longer needed once the file is complete
   if (rc == MBS_OK) {
-    for (int i = 0; i < n; i++) remove(files[i]);
+    for (int i = 0; i < M->nsrc; i++) remove(M->src[i].path);
     rmdir(S->parts);
-  } else if (rc == MBS_ERR_NO_MEMORY && !err->message[0]) {
-    MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   }
-  free_list(files, n);
+  for (int i = 0; i < M->nsrc; i++) free(M->src[i].path);
+  free(M->src);
+  free(M->traj);
+  free(M->partial);
+  M->src = NULL;
+  M->nsrc = 0;
+  M->busy += now() - t0;
+  M->rc = rc;
   return rc;
+}
+
+static void* merger_main(void* arg) {
+  merger* M = arg;
+  M->rc = merger_open(M);
+  while (M->rc == MBS_OK && !M->stop) {
+    const int finish = M->finish;  // read before the step: a last full pass after it is set
+    int progressed;
+    M->rc = merger_step(M, finish, &progressed);
+    if (finish || M->next >= M->S->nsamples) break;
+    if (!progressed) {
+      const struct timespec pause = {0, 5000000};  // 5 ms
+      nanosleep(&pause, NULL);
+    }
+  }
+  if (M->rc == MBS_OK && M->stop && M->next < M->S->nsamples)
+    M->rc = MBS_ERR_INTERRUPTED;
+  return NULL;
 }
 
 //---------------------------------- the run ----------------------------------------------------
@@ -1170,6 +1278,17 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   mbs_state* pristine = mbs_state_create(S.sys);
   if (!pristine) rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   double io_time = 0;
+  // rank 0 writes the result file while the samples are computed
+  merger M;
+  memset(&M, 0, sizeof(M));
+  M.S = &S;
+  M.o = opt;
+  M.t_start_wall = t_start;
+  int merger_running = 0;
+  if (rc == MBS_OK && S.rank == 0) {
+    if (pthread_create(&M.thread, NULL, merger_main, &M) == 0) merger_running = 1;
+    else rc = MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "cannot start the writer thread");
+  }
 #pragma omp parallel num_threads(S.nthreads) reduction(+ : failed_run, done_run, io_time) \
     if (rc == MBS_OK)
   {
@@ -1292,13 +1411,21 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
                   "%s: run again with --resume to finish", S.done_before + res.done, S.nsamples,
                   S.parts);
   }
-  if (rc == MBS_OK && S.rank == 0) {
+  if (S.rank == 0 && merger_running) {
     const double t0 = now();
-    long failed = 0;
-    rc = merge(&S, opt, t_start, &failed, err);
+    if (rc == MBS_OK) M.finish = 1;
+    else M.stop = 1;
+    pthread_join(M.thread, NULL);
+    if (rc != MBS_OK && M.rc == MBS_OK) M.rc = MBS_ERR_INTERRUPTED;  // keep the journals
+    const int mrc = merger_close(&M);
+    if (rc == MBS_OK && mrc != MBS_OK) {
+      *err = M.err;
+      rc = mrc;
+    }
     res.merge_time = now() - t0;
+    res.merge_busy = M.busy;
     io_time += res.merge_time;
-    res.failed = failed;
+    if (rc == MBS_OK) res.failed = M.failed;
   }
   if (S.use_mpi) {
     int bad0 = rc != MBS_OK && S.rank == 0;

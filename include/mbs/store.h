@@ -79,6 +79,10 @@ int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mb
 // Flush the last chunk, write the statistics and close; frees s even on error.
 int mbs_store_close(mbs_store* s, mbs_error* err);
 
+// Close without flushing the last chunk or writing statistics (the file is incomplete and
+// should be removed by the caller); frees s.
+void mbs_store_discard(mbs_store* s);
+
 #ifdef __cplusplus
 }
 #endif

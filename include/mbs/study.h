@@ -11,8 +11,9 @@
 // Completed samples are appended, by each thread, to a journal file in `<output>.parts/`
 // (flushed to disk every checkpoint interval and when stopped). A study stopped in any way
 // (SIGTERM, SIGINT, SIGKILL, a lost node) resumes from the journals and finishes with every
-// sample exactly once. At the end, rank 0 merges the journals, in sample order, into the HDF5
-// file with the statistics across samples, and removes the journals.
+// sample exactly once. A writer thread on rank 0 merges the journals, in sample order, into
+// the HDF5 file while the samples are computed; after the last one it adds the statistics
+// across samples, moves the file into place and removes the journals.
 #ifndef MBS_STUDY_H_
 #define MBS_STUDY_H_
 
@@ -48,7 +49,8 @@ typedef struct mbs_study_result {
   double wall_time;      // s
   double io_time;        // s spent writing journals (summed over this rank's threads) and the
                          // result file (rank 0)
-  double merge_time;     // s spent writing the result file (rank 0)
+  double merge_time;     // s between the last sample and the complete result file (rank 0)
+  double merge_busy;     // s the writer thread worked in all (mostly during the run)
   double journal_time;   // s spent writing journals: the largest sum over one rank's threads
 } mbs_study_result;
 
