@@ -17,6 +17,12 @@ endif()
 
 find_package(PkgConfig REQUIRED)
 
+# zlib: the result file decides per quantity whether deflate pays
+find_package(ZLIB)
+if(NOT ZLIB_FOUND)
+  message(FATAL_ERROR "zlib not found (Debian: zlib1g-dev)")
+endif()
+
 # LAPACKE is a separate library on Debian (OpenBLAS is built without it).
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS)

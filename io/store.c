@@ -16,6 +16,7 @@
 #include "mbs/store.h"
 
 #include <hdf5.h>
+#include <zlib.h>
 #include <hdf5_hl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -35,6 +36,8 @@
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
 #define DEFLATE_LEVEL 1
+#define DEFLATE_LEVEL_TEXT "1"
+#define MIN_RATIO_TEXT "1.25"
 #define FORMAT_VERSION "1"
 
 typedef struct store_quantity {
@@ -44,6 +47,8 @@ typedef struct store_quantity {
   hid_t dset;         // /trajectories/<name>
   hid_t comps;        // /trajectories/<name>_components (dimension scale)
   hsize_t chunk[3];
+  int created;        // the dataset exists (it is made when its first block is written)
+  int compressed;     // shuffle + deflate (decided on the first block)
   double* buf;        // the buffered block: spc x nframes x ncomp
   int64_t* count;     // per frame and component (nframes x ncomp)
   double* mean;
@@ -804,14 +809,8 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
         q->chunk[2] = (hsize_t)(MAX_CHUNK_BYTES / 8);
       }
     }
-    hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
-    rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk, 1,
-                      &nan, &q->dset);
-    if (!rc) rc = attr_string(path, err, q->dset, "units", q->unit);
-    if (!rc) rc = attach(path, err, q->dset, s->samples, 0, "sample", full);
-    if (!rc) rc = attach(path, err, q->dset, s->time, 1, "time", full);
-    if (!rc) rc = attach(path, err, q->dset, q->comps, 2, "component", full);
-    if (rc) goto done;
+    // the dataset itself is made with its first block (create_trajectory)
+    q->created = 0;
   }
   // /scalars/<name>
   for (int k = 0; k < s->nsc; k++) {
@@ -882,6 +881,64 @@ mbs_store* mbs_store_create(const char* path, const mbs_store_layout* layout, in
 // ------------------------------------------------------------------------------------------
 // writing samples
 
+// Whether deflate pays for a quantity: its first block, shuffled, compressed by zlib at the
+// level the file uses. Simulated doubles often carry noise in every mantissa bit (speeds
+// compress by about 1.1); deflating them costs more time than it saves space.
+#define MIN_COMPRESSION_RATIO 1.25
+
+static double compression_ratio(const double* v, size_t n) {
+  if (n == 0) return INFINITY;
+  const size_t bytes = n * sizeof(double);
+  unsigned char* sh = malloc(bytes);
+  uLongf clen = compressBound((uLong)bytes);
+  unsigned char* out = malloc(clen);
+  double ratio = INFINITY;  // when the probe cannot run, compress
+  if (sh && out) {
+    const unsigned char* in = (const unsigned char*)v;
+    for (size_t i = 0; i < n; i++)
+      for (size_t b = 0; b < sizeof(double); b++) sh[b * n + i] = in[i * sizeof(double) + b];
+    if (compress2(out, &clen, sh, (uLong)bytes, DEFLATE_LEVEL) == Z_OK)
+      ratio = (double)bytes / (double)clen;
+  }
+  free(sh);
+  free(out);
+  return ratio;
+}
+
+// make /trajectories/<q>, compressed when its first block (`probe`, n values; NULL when no
+// sample was ever written) compresses by at least MIN_COMPRESSION_RATIO
+static int create_trajectory(mbs_store* s, store_quantity* q, const double* probe, size_t n,
+                             mbs_error* err) {
+  const char* path = s->path;
+  char name[1024], full[1100];
+  snprintf(name, sizeof name, "trajectories/%s", q->name);
+  snprintf(full, sizeof full, "/%s", name);
+  // samples never written (NaN) would make the probe look compressible: probe what is there
+  size_t m = 0;
+  double* vals = probe ? malloc((n ? n : 1) * sizeof(double)) : NULL;
+  if (vals)
+    for (size_t i = 0; i < n; i++)
+      if (!isnan(probe[i])) vals[m++] = probe[i];
+  const double ratio = vals ? compression_ratio(vals, m) : INFINITY;
+  free(vals);
+  q->compressed = !(ratio < MIN_COMPRESSION_RATIO);
+  const double nan = NAN;
+  hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
+  int rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk,
+                        q->compressed, &nan, &q->dset);
+  if (!rc) rc = attr_string(path, err, q->dset, "units", q->unit);
+  if (!rc)
+    rc = attr_string(path, err, q->dset, "compression",
+                     q->compressed ? "shuffle + deflate level " DEFLATE_LEVEL_TEXT
+                                   : "none (the first block compressed by less than "
+                                     MIN_RATIO_TEXT ")");
+  if (!rc) rc = attach(path, err, q->dset, s->samples, 0, "sample", full);
+  if (!rc) rc = attach(path, err, q->dset, s->time, 1, "time", full);
+  if (!rc) rc = attach(path, err, q->dset, q->comps, 2, "component", full);
+  if (!rc) q->created = 1;
+  return rc;
+}
+
 static int flush_block(mbs_store* s, mbs_error* err) {
   const char* path = s->path;
   const hsize_t first = (hsize_t)s->block;
@@ -899,9 +956,14 @@ static int flush_block(mbs_store* s, mbs_error* err) {
                            "/status/steps");
   if (!rc) rc = write_rows(path, err, s->done, H5T_NATIVE_UINT8, first, rows, s->b_done,
                            "/status/done");
-  for (int k = 0; k < s->nq && !rc; k++)
-    rc = write_rows(path, err, s->q[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->q[k].buf,
-                    s->q[k].name);
+  for (int k = 0; k < s->nq && !rc; k++) {
+    store_quantity* q = &s->q[k];
+    if (!q->created)
+      rc = create_trajectory(s, q, q->buf, (size_t)rows * (size_t)s->nframes * (size_t)q->ncomp,
+                             err);
+    if (!rc)
+      rc = write_rows(path, err, q->dset, H5T_NATIVE_DOUBLE, first, rows, q->buf, q->name);
+  }
   for (int k = 0; k < s->nsc && !rc; k++)
     rc = write_rows(path, err, s->sc[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->sc[k].buf,
                     s->sc[k].name);
@@ -1360,6 +1422,8 @@ int mbs_store_close(mbs_store* s, mbs_error* err) {
     rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: an earlier write failed; the file is incomplete",
                   path);
   if (!rc && s->dirty) rc = flush_block(s, err);
+  for (int k = 0; k < s->nq && !rc; k++)  // quantities of a study that wrote no sample
+    if (!s->q[k].created) rc = create_trajectory(s, &s->q[k], NULL, 0, err);
   if (!rc) rc = write_statistics(s, err);
   // HDF5 1.10.8 frees a file whose H5Fclose failed (e.g. disk full) but keeps its id, and then
   // crashes when the library shuts down (HDFGroup/hdf5 pull request 2291 changed this

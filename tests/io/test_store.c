@@ -298,8 +298,14 @@ static void expect_scale(hid_t file, const char* name, unsigned idx, const char*
   if (sc >= 0) H5Dclose(sc);
 }
 
+// compressed: 1 compressed, 0 not, -1 as the dataset's "compression" attribute says
 static void expect_chunk(hid_t file, const char* name, int rank, const hsize_t* chunk,
                          int compressed) {
+  if (compressed < 0) {
+    char how[256];
+    EXPECT_EQ_INT(read_attr_str(file, name, "compression", how, sizeof how), 0);
+    compressed = strncmp(how, "shuffle + deflate", 17) == 0;
+  }
   hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
   EXPECT_TRUE(d >= 0);
   if (d < 0) return;
@@ -316,6 +322,8 @@ static void expect_chunk(hid_t file, const char* name, int rank, const hsize_t* 
     ncd = 4;
     EXPECT_EQ_INT(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
     EXPECT_EQ_INT(cd[0], 1);  // deflate level
+  } else {
+    EXPECT_EQ_INT(H5Pget_nfilters(dcpl), 0);
   }
   H5Pclose(dcpl);
   H5Dclose(d);
@@ -466,7 +474,7 @@ static void check_small(const char* path, const study* st) {
     const int nc = ncomp[k];
     hsize_t dims[3] = {NS, NF, (hsize_t)nc}, chunk[3] = {SPC, NF, (hsize_t)nc};
     expect_dims(file, name, 3, dims);
-    expect_chunk(file, name, 3, chunk, 1);
+    expect_chunk(file, name, 3, chunk, -1);
     EXPECT_TRUE(isnan(fill_value_f64(file, name)));
     expect_attr(file, name, "units", qunits[k]);
     expect_scale(file, name, 0, "/samples", "sample");
@@ -872,8 +880,8 @@ static void test_large(void) {
     EXPECT_OK(mbs_store_close(s, &err));
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     hsize_t ch0[3] = {(hsize_t)expect_spc[run], 11, 3}, ch1[3] = {(hsize_t)expect_spc[run], 11, 2};
-    expect_chunk(file, "/trajectories/com", 3, ch0, 1);
-    expect_chunk(file, "/trajectories/grf", 3, ch1, 1);
+    expect_chunk(file, "/trajectories/com", 3, ch0, -1);
+    expect_chunk(file, "/trajectories/grf", 3, ch1, -1);
     printf("%ld samples, samples_per_chunk %d: chunks of %ld samples (%ld bytes)\n", L.nsamples,
            requests[run], expect_spc[run], expect_spc[run] * 11 * 3 * 8);
     if (run == 0) {
@@ -937,7 +945,7 @@ static void test_huge_sample(void) {
   EXPECT_OK(mbs_store_close(s, &err));
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   hsize_t ch[3] = {1, 1024 * 1024 / 24, 3};
-  expect_chunk(file, "/trajectories/p", 3, ch, 1);
+  expect_chunk(file, "/trajectories/p", 3, ch, -1);
   double* t = read_f64(file, "/trajectories/p", 3L * nf * 3);
   if (t) EXPECT_TRUE(t[2L * nf * 3 + 7] == 2 + 1e-6 * 7 && t[nf * 3 - 1] == 1e-6 * (nf * 3 - 1));
   double* med = read_f64(file, "/statistics/p/percentile", nf * 3);
@@ -978,6 +986,58 @@ static void test_empty(void) {
   int32_t* code = read_all(file, "/status/code", H5T_NATIVE_INT32, 4, &n);
   if (code) EXPECT_TRUE(code[1] == MBS_ERR_ASSEMBLY && code[0] == 0);
   free(code);
+  H5Fclose(file);
+  unlink(path);
+}
+
+// deflate only where it pays: a quantity of repeated values (rounded to 1/8) is compressed, one
+// of random doubles (no redundancy in the mantissa) is stored plain; both read back exactly
+static void test_compression_choice(void) {
+  const char* path = "test_store_compression.h5";
+  enum { CS = 40, CF = 50 };
+  double times[CF];
+  for (int f = 0; f < CF; f++) times[f] = 0.1 * f;
+  const char* c2[2] = {"a", "b"};
+  const mbs_store_quantity qs[2] = {{"steps", 2, c2, "m"}, {"noise", 2, c2, "m"}};
+  mbs_store_layout L = {0};
+  L.nsamples = CS;
+  L.nframes = CF;
+  L.times = times;
+  L.nquantities = 2;
+  L.quantities = qs;
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) return;
+  mbs_test_rng rng = {4242};
+  static double a[CS][CF * 2], b[CS][CF * 2];
+  for (int i = 0; i < CS; i++) {
+    for (int k = 0; k < CF * 2; k++) {
+      a[i][k] = floor(8 * sin(0.05 * k + i)) / 8;
+      b[i][k] = mbs_test_uniform(&rng, -1, 1);
+    }
+    const double* traj[2] = {a[i], b[i]};
+    mbs_store_sample x = {0};
+    x.index = i;
+    x.nframes_done = CF;
+    x.traj = traj;
+    EXPECT_OK(mbs_store_write_sample(s, &x, &err));
+  }
+  EXPECT_OK(mbs_store_close(s, &err));
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  char how[256];
+  EXPECT_EQ_INT(read_attr_str(file, "/trajectories/steps", "compression", how, sizeof how), 0);
+  printf("repeated values: %s\n", how);
+  EXPECT_TRUE(strncmp(how, "shuffle + deflate", 17) == 0);
+  EXPECT_EQ_INT(read_attr_str(file, "/trajectories/noise", "compression", how, sizeof how), 0);
+  printf("random doubles: %s\n", how);
+  EXPECT_TRUE(strncmp(how, "none", 4) == 0);
+  long n = 0;
+  double* ra = read_all(file, "/trajectories/steps", H5T_NATIVE_DOUBLE, sizeof(double), &n);
+  double* rb = read_all(file, "/trajectories/noise", H5T_NATIVE_DOUBLE, sizeof(double), &n);
+  EXPECT_TRUE(ra && rb && memcmp(ra, a, sizeof a) == 0 && memcmp(rb, b, sizeof b) == 0);
+  free(ra);
+  free(rb);
   H5Fclose(file);
   unlink(path);
 }
@@ -1054,6 +1114,13 @@ int main(int argc, char** argv) {
     if (rc == 0) printf("wrote %s\n", argv[2]);
     return rc ? EXIT_FAILURE : EXIT_SUCCESS;
   }
+  // a folder of its own: the same program may run twice at once (plain and under valgrind)
+  char dir[] = "/tmp/mbs_test_store_XXXXXX";
+  if (!mkdtemp(dir) || chdir(dir) != 0) {
+    printf("cannot make a temporary folder\n");
+    free(st);
+    return 2;
+  }
   test_small(st);
   test_order();
   test_existing();
@@ -1061,8 +1128,10 @@ int main(int argc, char** argv) {
   test_large();
   test_huge_sample();
   test_empty();
+  test_compression_choice();
   test_write_failure();
   free(st);
   H5close();
+  if (chdir("/") != 0 || rmdir(dir) != 0) printf("could not remove %s\n", dir);
   return mbs_test_finish("test_store");
 }
