@@ -1070,9 +1070,11 @@ static int cmp_double(const void* a, const void* b) {
 
 // Rearrange x[lo..hi] so that x[k] holds the value of rank k, with no larger value before it and
 // no smaller value after it (quickselect, median-of-three pivots; sorts after too many rounds).
-static void select_rank(double* x, long lo, long hi, long k) {
-  for (int round = 0; hi > lo; round++) {
-    if (round > 64) {
+// Put the order statistics of ranks r[0..nr-1] (ascending, within lo..hi) in place: one
+// partition serves every rank on its side, so k ranks cost about n log k, not k n.
+static void multiselect(double* x, long lo, long hi, const long* r, int nr, int depth) {
+  while (nr > 0 && hi > lo) {
+    if (depth++ > 64) {  // pathological pivots: sort what is left
       qsort(x + lo, (size_t)(hi - lo + 1), sizeof(double), cmp_double);
       return;
     }
@@ -1094,19 +1096,31 @@ static void select_rank(double* x, long lo, long hi, long k) {
       }
     }
 #undef SWAP_
-    if (k <= j)
-      hi = j;
-    else if (k >= i)
+    // ranks <= j are left of the split, ranks >= i right of it; between, x equals the pivot
+    int nl = 0;
+    while (nl < nr && r[nl] <= j) nl++;
+    int nrr = nr;
+    int first_right = nl;
+    while (first_right < nr && r[first_right] < i) first_right++;
+    nrr = nr - first_right;
+    // recurse into the side with fewer ranks, loop on the other
+    if (nl <= nrr) {
+      multiselect(x, lo, j, r, nl, depth);
       lo = i;
-    else
-      return;  // x[k] equals the pivot
+      r += first_right;
+      nr = nrr;
+    } else {
+      multiselect(x, i, hi, r + first_right, nrr, depth);
+      hi = j;
+      nr = nl;
+    }
   }
 }
 
 // numpy's default ("linear") percentiles of the n >= 1 values x (reordered) at the levels p[]
 // (percent): virtual index h = (n - 1) p / 100 between the order statistics i = floor(h) and
 // i + 1, interpolated with numpy's two-sided formula (_lerp), so results match numpy's bits.
-// The order statistics come from successive selections, ranks ascending.
+// The order statistics come from one multiple selection.
 static void percentiles_linear(double* x, long n, const double* p, int np, double* out,
                                size_t out_stride) {
   long ranks[2 * 64];
@@ -1133,12 +1147,10 @@ static void percentiles_linear(double* x, long n, const double* p, int np, doubl
         ranks[b] = ranks[b - 1];
         ranks[b - 1] = t;
       }
-    long start = 0;
-    for (int a = 0; a < nr; a++) {
-      if (a > 0 && ranks[a] == ranks[a - 1]) continue;
-      select_rank(x, start, n - 1, ranks[a]);
-      start = ranks[a] + 1;
-    }
+    int nd = 0;  // distinct
+    for (int a = 0; a < nr; a++)
+      if (a == 0 || ranks[a] != ranks[a - 1]) ranks[nd++] = ranks[a];
+    multiselect(x, 0, n - 1, ranks, nd, 0);
   }
   for (int l = 0; l < np; l++) {
     const double h = (double)(n - 1) * (p[l] / 100.0);

@@ -1,10 +1,10 @@
 // Journals: the files in which each thread appends the samples it completes, so that a study
 // stopped at any moment loses at most what was not yet flushed, and resumes.
 //
-// A journal starts with a header (magic "MBSJRNL1", the study's fingerprint, the record
+// A journal starts with a header (magic "MBSJRNL2", the study's fingerprint, the record
 // layout) and holds records: magic, length, then the sample index, status, frames done, wall
-// time, steps, the message, parameters, trajectory values, scalars, and a CRC-32 of all of it.
-// A record cut short by a crash fails its length or CRC check and is ignored, so are all bytes
+// time, steps, the message, parameters, trajectory values, scalars, and a checksum of all of
+// it. A record cut short by a crash fails its length or checksum and is ignored, so are all bytes
 // after it. Within a journal, records are in increasing sample order.
 #ifndef MBS_STUDIES_JOURNAL_H_
 #define MBS_STUDIES_JOURNAL_H_
@@ -51,6 +51,7 @@ mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout*
 int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out);
 void mbs_journal_close_reader(mbs_journal_reader* r);
 
-uint32_t mbs_crc32(uint32_t crc, const void* data, size_t n);
+// the 32-bit checksum of a record's payload
+uint32_t mbs_journal_checksum(const void* data, size_t n);
 
 #endif  // MBS_STUDIES_JOURNAL_H_
