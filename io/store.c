@@ -1271,6 +1271,8 @@ static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int 
             if (!isnan(v[j])) cols[(size_t)j * (size_t)per_col + (size_t)cnt[j]++] = v[j];
         }
       }
+      // columns are independent: when the study has finished computing, its cores are free
+#pragma omp parallel for schedule(dynamic, 16)
       for (long j = 0; j < m; j++) {
         if (cnt[j] > 0)
           percentiles_linear(cols + (size_t)j * (size_t)per_col, cnt[j], s->pct, s->npct,

@@ -1148,6 +1148,16 @@ static void* merger_main(void* arg) {
 
 //---------------------------------- the run ----------------------------------------------------
 
+// wait for MPI requests, sleeping between tests instead of spinning
+static void polite_wait(int n, MPI_Request* req) {
+  for (int done = 0;;) {
+    MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    const struct timespec pause = {0, 1000000};  // 1 ms
+    nanosleep(&pause, NULL);
+  }
+}
+
 static void free_study(study* S) {
   for (int i = 0; i < S->np; i++) free(S->par[i].name);
   free(S->par);
@@ -1392,10 +1402,15 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   long sums[2] = {done_run, failed_run};
   if (S.use_mpi) {
     MPI_Win_unlock_all(S.win);
-    MPI_Allreduce(MPI_IN_PLACE, &stopped, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Win_free(&S.win);
+    // ranks that finish first wait without spinning: their cores go to rank 0's last samples
+    // and to its writer thread
+    int flags[2] = {stopped, bad};
+    MPI_Request req[2];
+    MPI_Iallreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(MPI_IN_PLACE, sums, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &req[1]);
+    polite_wait(2, req);
+    stopped = flags[0];
+    bad = flags[1];
   }
   res.done = sums[0];
   res.failed = S.failed_before + sums[1];
@@ -1428,8 +1443,12 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     if (rc == MBS_OK) res.failed = M.failed;
   }
   if (S.use_mpi) {
+    // the other ranks wait for rank 0's file without spinning, leaving their cores to it
     int bad0 = rc != MBS_OK && S.rank == 0;
-    MPI_Bcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Ibcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    polite_wait(1, &req);
+    MPI_Win_free(&S.win);
     if (bad0 && rc == MBS_OK)
       rc = MBS_FAIL(err, MBS_ERR_IO, "study", "rank 0 could not write the result file");
   }
