@@ -3,6 +3,7 @@
 
 usage: check_study.py pendulum FILE.h5     (tests/studies/pendulum_mc.yaml)
        check_study.py failing FILE.h5      (tests/studies/failing_mc.yaml)
+       check_study.py bouncing FILE.h5     (tests/studies/bouncing_block_study.yaml.in)
        check_study.py export FILE.h5 CSV I (a sample exported with mbstudy export)
 
 pendulum: dimension scales on every axis; parameters inside their distributions' supports and
@@ -131,17 +132,53 @@ def export(f, csv_path, sample):
     print(f"{len(header)} columns of sample {sample} checked")
 
 
+def bouncing(f):
+    """bouncing_block_study.yaml: contact and reaction outputs obey the physics."""
+    code = f["status/code"][()]
+    check(np.all(code == 0), f"all samples succeeded ({code})")
+    c = f["trajectories/contacts/foot_contact_force"][()]
+    comps = list(f["trajectories/contacts/foot_contact_force_components"].asstr()[()])
+    fy = c[:, :, comps.index("platform-heel/fy")]
+    depth = c[:, :, comps.index("platform-heel/depth")]
+    ok = np.isfinite(depth)
+    check(np.all(depth[ok] >= 0), "penetration never negative")
+    check(np.all(fy[ok][depth[ok] == 0] == 0), "no force when apart")
+    check(np.all(fy[ok][depth[ok] > 0] >= 0), "the floor pushes the heel up, never pulls")
+    check(np.any(depth[ok] > 0), "the heel touches the floor")
+    # the point-on-line constraints only hold the block and foot on the y axis: no vertical
+    # reaction
+    for name in ("lock_block_to_y_axis", "lock_foot_to_y_axis"):
+        r = f["trajectories/reactions/" + name][()]
+        fyr = r[:, :, 4]
+        scale = max(np.nanmax(np.abs(r[:, :, 3:])), 1e-300)
+        check(np.nanmax(np.abs(fyr)) <= 1e-9 * scale,
+              f"{name}: no reaction along the line ({np.nanmax(np.abs(fyr)):.2e} of {scale:.2e})")
+    # heavy blocks (2000 kg) sink below 0.3 m and end at the event; light ones never do
+    mass = f["parameters"][:, 2]
+    t_low = f["scalars/low_time"][()]
+    lowest = f["scalars/lowest"][()]
+    check(np.all(np.isnan(t_low[mass == 20])), "20 kg blocks stay above 0.3 m")
+    heavy = mass == 2000
+    check(np.any(heavy) and np.all(np.isfinite(t_low[heavy])), "2000 kg blocks sink below 0.3 m")
+    q = f["trajectories/q"][()]
+    frames_after = np.isnan(q[heavy][:, -1, 0])
+    check(np.all(frames_after), "a terminating event ends the trajectory (NaN frames after it)")
+    check(np.all(lowest[heavy] > 0.3 - 0.05), "the last frame before the event is near 0.3 m")
+    print(f"{heavy.sum()} heavy samples ended at t = {np.round(t_low[heavy], 3)}")
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "export":
         with h5py.File(sys.argv[2], "r") as f:
             export(f, sys.argv[3], int(sys.argv[4]))
         print("PASS" if not problems else f"{len(problems)} problems")
         return 1 if problems else 0
-    if len(sys.argv) != 3 or sys.argv[1] not in ("pendulum", "failing"):
+    modes = {"pendulum": pendulum, "failing": failing, "bouncing": bouncing}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
         print(__doc__)
         return 2
     with h5py.File(sys.argv[2], "r") as f:
-        (pendulum if sys.argv[1] == "pendulum" else failing)(f)
+        modes[sys.argv[1]](f)
     print("PASS" if not problems else f"{len(problems)} problems")
     return 1 if problems else 0
 
