@@ -18,6 +18,7 @@ void mbs_human_params_default(mbs_human_params* p) {
   p->viscous_friction = 0;
   p->transition_velocity = 0.05;
   p->platform_mass = 100;
+  p->lock_joints = 0;
 }
 
 double mbs_human_platform_step(double t, double duration) {
@@ -117,6 +118,14 @@ static void put_coord(buf* b, const char* name, double lo, double hi) {
       name, lo, hi);
 }
 
+// a coordinate that may be locked (at its default value; a State sets the lock's value)
+static void put_coord_l(buf* b, const char* name, double lo, double hi, int locked) {
+  put(b,
+      "        <Coordinate name=\"%s\"><default_value>0</default_value>"
+      "<range>%.17g %.17g</range><locked>%s</locked></Coordinate>\n",
+      name, lo, hi, locked ? "true" : "false");
+}
+
 static void put_frame(buf* b, const char* name, const char* parent, double x, double y,
                       double z) {
   put(b,
@@ -151,14 +160,14 @@ static void put_axis(buf* b, const char* name, const char* coord, const char* ax
          "</TransformAxis>\n", name, coord, axis, function);
 }
 
-static void put_knee(buf* b, const char* side, double L) {
+static void put_knee(buf* b, const char* side, double L, int lock) {
   put(b, "    <CustomJoint name=\"knee_%s\">\n", side);
   put(b, "      <socket_parent_frame>femur_%s_knee</socket_parent_frame>\n", side);
   put(b, "      <socket_child_frame>/bodyset/tibia_%s</socket_child_frame>\n", side);
   put(b, "      <coordinates>\n");
   char nm[64];
   snprintf(nm, sizeof nm, "knee_angle_%s", side);
-  put_coord(b, nm, -2.0944, 0.17453);
+  put_coord_l(b, nm, -2.0944, 0.17453, lock);
   put(b, "      </coordinates>\n      <frames>\n");
   char fr[64], par[64];
   snprintf(fr, sizeof fr, "femur_%s_knee", side);
@@ -291,6 +300,7 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   put_axis(&b, "rotation3", "", "0 0 1", "<Constant name=\"function\"><value>0</value></Constant>");
   const char* lin = "<LinearFunction name=\"function\"><coefficients>1 0</coefficients>"
                     "</LinearFunction>";
+  const char* zero_fn = "<Constant name=\"function\"><value>0</value></Constant>";
   put_axis(&b, "translation1", "platform_tx", "1 0 0", lin);
   put_axis(&b, "translation2", "platform_ty", "0 1 0", lin);
   put_axis(&b, "translation3", "platform_tz", "0 0 1", lin);
@@ -316,42 +326,60 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   put_axis(&b, "translation2", "pelvis_ty", "0 1 0", lin);
   put_axis(&b, "translation3", "pelvis_tz", "0 0 1", lin);
   put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
-  // lumbar: ball joint (body-fixed X-Y-Z angles: bending, rotation, extension)
-  put(&b, "    <BallJoint name=\"back\">\n");
+  // lumbar: three rotations (extension about z, bending about x, rotation about y), as the gait
+  // model's back joint; coordinates with q' = u, so that each can be locked
+  put(&b, "    <CustomJoint name=\"back\">\n");
   put(&b, "      <socket_parent_frame>pelvis_lumbar</socket_parent_frame>\n");
   put(&b, "      <socket_child_frame>/bodyset/torso</socket_child_frame>\n");
   put(&b, "      <coordinates>\n");
-  put_coord(&b, "lumbar_bending", -1.5708, 1.5708);
-  put_coord(&b, "lumbar_rotation", -1.5708, 1.5708);
-  put_coord(&b, "lumbar_extension", -1.5708, 1.5708);
+  put_coord_l(&b, "lumbar_extension", -1.5708, 1.5708, p->lock_joints);
+  put_coord_l(&b, "lumbar_bending", -1.5708, 1.5708, p->lock_joints);
+  put_coord_l(&b, "lumbar_rotation", -1.5708, 1.5708, p->lock_joints);
   put(&b, "      </coordinates>\n      <frames>\n");
   put_frame(&b, "pelvis_lumbar", "/bodyset/pelvis", 0, L_lpt, 0);
-  put(&b, "      </frames>\n    </BallJoint>\n");
+  put(&b, "      </frames>\n      <SpatialTransform>\n");
+  put_axis(&b, "rotation1", "lumbar_extension", "0 0 1", lin);
+  put_axis(&b, "rotation2", "lumbar_bending", "1 0 0", lin);
+  put_axis(&b, "rotation3", "lumbar_rotation", "0 1 0", lin);
+  put_axis(&b, "translation1", "", "1 0 0", zero_fn);
+  put_axis(&b, "translation2", "", "0 1 0", zero_fn);
+  put_axis(&b, "translation3", "", "0 0 1", zero_fn);
+  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
   for (int i = 0; i < 2; i++) {
     const char* s = sides[i];
     const double z = i == 0 ? hip_half : -hip_half;
     char nm[64], fr[64], par[64];
-    put(&b, "    <BallJoint name=\"hip_%s\">\n", s);
+    (void)nm;
+    // hip: three rotations (flexion about z, adduction about x, rotation about y)
+    put(&b, "    <CustomJoint name=\"hip_%s\">\n", s);
     put(&b, "      <socket_parent_frame>pelvis_hip_%s</socket_parent_frame>\n", s);
     put(&b, "      <socket_child_frame>/bodyset/femur_%s</socket_child_frame>\n", s);
     put(&b, "      <coordinates>\n");
-    snprintf(nm, sizeof nm, "hip_adduction_%s", s);
-    put_coord(&b, nm, -0.8727, 0.5236);
-    snprintf(nm, sizeof nm, "hip_rotation_%s", s);
-    put_coord(&b, nm, -0.7854, 0.7854);
-    snprintf(nm, sizeof nm, "hip_flexion_%s", s);
-    put_coord(&b, nm, -0.5236, 2.0944);
+    char fl[64], ad[64], ro[64];
+    snprintf(fl, sizeof fl, "hip_flexion_%s", s);
+    snprintf(ad, sizeof ad, "hip_adduction_%s", s);
+    snprintf(ro, sizeof ro, "hip_rotation_%s", s);
+    put_coord_l(&b, fl, -0.5236, 2.0944, p->lock_joints);
+    put_coord_l(&b, ad, -0.8727, 0.5236, p->lock_joints);
+    put_coord_l(&b, ro, -0.7854, 0.7854, p->lock_joints);
     put(&b, "      </coordinates>\n      <frames>\n");
     snprintf(fr, sizeof fr, "pelvis_hip_%s", s);
     put_frame(&b, fr, "/bodyset/pelvis", 0, 0, z);
-    put(&b, "      </frames>\n    </BallJoint>\n");
-    put_knee(&b, s, L_thigh);
+    put(&b, "      </frames>\n      <SpatialTransform>\n");
+    put_axis(&b, "rotation1", fl, "0 0 1", lin);
+    put_axis(&b, "rotation2", ad, "1 0 0", lin);
+    put_axis(&b, "rotation3", ro, "0 1 0", lin);
+    put_axis(&b, "translation1", "", "1 0 0", zero_fn);
+    put_axis(&b, "translation2", "", "0 1 0", zero_fn);
+    put_axis(&b, "translation3", "", "0 0 1", zero_fn);
+    put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
+    put_knee(&b, s, L_thigh, p->lock_joints);
     put(&b, "    <PinJoint name=\"ankle_%s\">\n", s);
     put(&b, "      <socket_parent_frame>tibia_%s_ankle</socket_parent_frame>\n", s);
     put(&b, "      <socket_child_frame>/bodyset/calcn_%s</socket_child_frame>\n", s);
     put(&b, "      <coordinates>\n");
     snprintf(nm, sizeof nm, "ankle_angle_%s", s);
-    put_coord(&b, nm, -0.6981, 0.5236);
+    put_coord_l(&b, nm, -0.6981, 0.5236, p->lock_joints);
     put(&b, "      </coordinates>\n      <frames>\n");
     snprintf(fr, sizeof fr, "tibia_%s_ankle", s);
     snprintf(par, sizeof par, "/bodyset/tibia_%s", s);

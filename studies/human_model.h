@@ -1,5 +1,5 @@
-// mbstudy's own standing human without arms, for the posture-perturbation study: a model
-// shaped like the standard gait model (free pelvis, ball lumbar joint, ball hips, 1-dof knees
+// mbstudy's own standing human without arms, for the posture-perturbation study: a model shaped
+// like the standard gait model (free pelvis, three-rotation lumbar and hip joints, 1-dof knees
 // whose tibia translates with flexion, pin ankles), sized from height and mass, standing on a
 // platform whose three translations are prescribed functions of time, with five Hunt-Crossley
 // spheres under each foot. The builder writes an OpenSim 4 document, read with mbs_osim_parse.
@@ -25,6 +25,9 @@ typedef struct mbs_human_params {
   double static_friction, dynamic_friction, viscous_friction;  // (0.9, 0.8, 0)
   double transition_velocity;  // m/s (default 0.05)
   double platform_mass;        // kg (default 100; its motion is prescribed)
+  int lock_joints;             // 1: the back and leg coordinates are locked (constraints
+                               // /constraintset/<coordinate>_locked, whose value and enabled
+                               // flag a State sets); default 0
 } mbs_human_params;
 
 void mbs_human_params_default(mbs_human_params* p);
@@ -36,8 +39,9 @@ void mbs_human_params_default(mbs_human_params* p);
 // times a multiplier whose scale is the displacement along that axis, 0 by default; the scales
 // are the study parameters /functions/platform_tx/prescribed/scale etc.); pelvis_tilt,
 // pelvis_list, pelvis_rotation, pelvis_tx, pelvis_ty, pelvis_tz (free in Ground, as the gait
-// model's CustomJoint); lumbar_extension, lumbar_bending, lumbar_rotation (ball);
-// hip_flexion_r, hip_adduction_r, hip_rotation_r (ball, and _l); knee_angle_r (and _l; the
+// model's CustomJoint); lumbar_extension, lumbar_bending, lumbar_rotation (three
+// rotations, as the gait model's back joint); hip_flexion_r, hip_adduction_r, hip_rotation_r
+// (three rotations, and _l); knee_angle_r (and _l; the
 // tibia's translation follows flexion); ankle_angle_r (and _l). Coordinate actuators with
 // unit optimal force on every joint coordinate of the legs and back hold the posture; forces
 // "foot_r" and "foot_l" press the spheres (heel, medial and lateral metatarsal heads, hallux,

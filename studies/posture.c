@@ -1,0 +1,342 @@
+// Quiet standing on the perturbation platform (posture.h).
+#include "posture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/mbs.h"
+
+const char* const mbs_posture_joint_names[] = {
+    "lumbar_extension", "lumbar_bending",  "lumbar_rotation", "hip_flexion_r",
+    "hip_adduction_r",  "hip_rotation_r",  "knee_angle_r",    "ankle_angle_r",
+    "hip_flexion_l",    "hip_adduction_l", "hip_rotation_l",  "knee_angle_l",
+    "ankle_angle_l",    NULL};
+
+static const char* const platform_scales[3] = {"/functions/platform_tx/prescribed/scale",
+                                               "/functions/platform_ty/prescribed/scale",
+                                               "/functions/platform_tz/prescribed/scale"};
+
+void mbs_posture_options_default(mbs_posture_options* o) {
+  o->knee_flexion = 0;
+  o->com_ahead = 0;
+  o->height = 1.75;
+  o->settle_time = 0;
+  o->accuracy = 1e-5;
+  o->mode = MBS_JOINTS_FREE;
+}
+
+static int coord(const mbs_osim_model* m, const char* name, mbs_error* err) {
+  const int k = mbs_osim_find_coordinate(m, name);
+  if (k < 0)
+    MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, name, "posture: the model has no coordinate '%s'", name);
+  return k;
+}
+
+static void set_q(const mbs_osim_model* m, mbs_state* st, int k, double v) {
+  mbs_state_upd_q(st)[mbs_osim_coordinate_info(m, k)->qindex] = v;
+}
+
+// the human's centre of mass (every body but the platform) and the mean ankle position
+static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
+                          double ankle[3]) {
+  const mbs_system* sys = mbs_osim_system(m);
+  int rc = mbs_realize_position(sys, st);
+  if (rc) return rc;
+  double total = 0;
+  for (int k = 0; k < 3; k++) com[k] = ankle[k] = 0;
+  const double* prm = mbs_state_params(st);
+  for (int b = 1; b < mbs_system_nbody(sys); b++) {
+    const char* name = mbs_body_name(sys, b);
+    if (!strcmp(name, "platform")) continue;
+    char path[256];
+    snprintf(path, sizeof path, "/bodyset/%s/mass", name);
+    const mbs_param_info* pm = mbs_system_find_param(sys, path);
+    snprintf(path, sizeof path, "/bodyset/%s/mass_center", name);
+    const mbs_param_info* pc = mbs_system_find_param(sys, path);
+    if (!pm || !pc) continue;
+    const double mass = prm[pm->index];
+    double p[3];
+    if ((rc = mbs_get_station_location(sys, st, b, prm + pc->index, p))) return rc;
+    for (int k = 0; k < 3; k++) com[k] += mass * p[k];
+    total += mass;
+  }
+  for (int k = 0; k < 3; k++) com[k] /= total;
+  static const double origin[3] = {0, 0, 0};
+  const char* feet[2] = {"calcn_r", "calcn_l"};
+  for (int f = 0; f < 2; f++) {
+    double p[3];
+    const int b = mbs_body_find(sys, feet[f]);
+    if (b < 0) return MBS_ERR_UNKNOWN_NAME;
+    if ((rc = mbs_get_station_location(sys, st, b, origin, p))) return rc;
+    for (int k = 0; k < 3; k++) ankle[k] += 0.5 * p[k];
+  }
+  return MBS_OK;
+}
+
+// the generalized forces on the pelvis's height and tilt that hold the body at rest (zero
+// when the contact balances gravity)
+static int pelvis_unbalance(const mbs_osim_model* m, mbs_state* st, const int q[2], double g[2],
+                            mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(m);
+  const int nu = mbs_system_nu(sys);
+  double* udot = calloc((size_t)nu + 1, sizeof(double));
+  double* tau = calloc((size_t)nu + 1, sizeof(double));
+  int rc = udot && tau ? MBS_OK : MBS_ERR_NO_MEMORY;
+  if (rc == MBS_OK && ((rc = mbs_realize_dynamics(sys, st)) ||
+                       (rc = mbs_calc_inverse_dynamics(sys, st, udot, tau))))
+    *err = *mbs_state_error(st);
+  if (rc == MBS_OK)
+    for (int k = 0; k < 2; k++) g[k] = tau[mbs_osim_coordinate_info(m, q[k])->uindex];
+  free(udot);
+  free(tau);
+  return rc;
+}
+
+static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(m);
+  const int q[2] = {mbs_osim_find_coordinate(m, "pelvis_ty"),
+                    mbs_osim_find_coordinate(m, "pelvis_tilt")};
+  if (q[0] < 0 || q[1] < 0)
+    return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis", "posture: no pelvis_ty or pelvis_tilt");
+  const int qi[2] = {mbs_osim_coordinate_info(m, q[0])->qindex,
+                     mbs_osim_coordinate_info(m, q[1])->qindex};
+  memset(mbs_state_upd_u(st), 0, (size_t)mbs_system_nu(sys) * sizeof(double));
+  double total = 0, com[3];
+  int rc = mbs_realize_position(sys, st);
+  if (!rc) rc = mbs_calc_center_of_mass(sys, st, &total, com);
+  if (rc) return rc;
+  const double tol = 1e-9 * total * 9.81;
+  double g[2];
+  for (int it = 0; it < 50; it++) {
+    if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+    if (fabs(g[0]) < tol && fabs(g[1]) < tol) return MBS_OK;
+    // the Jacobian by central differences
+    double J[2][2];
+    const double step[2] = {1e-7, 1e-7};
+    for (int k = 0; k < 2; k++) {
+      double gp[2], gm[2];
+      const double x0 = mbs_state_q(st)[qi[k]];
+      mbs_state_upd_q(st)[qi[k]] = x0 + step[k];
+      if ((rc = pelvis_unbalance(m, st, q, gp, err))) return rc;
+      mbs_state_upd_q(st)[qi[k]] = x0 - step[k];
+      if ((rc = pelvis_unbalance(m, st, q, gm, err))) return rc;
+      mbs_state_upd_q(st)[qi[k]] = x0;
+      for (int r = 0; r < 2; r++) J[r][k] = (gp[r] - gm[r]) / (2 * step[k]);
+    }
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    if (!(fabs(det) > 0)) break;
+    double dx[2] = {(J[1][1] * g[0] - J[0][1] * g[1]) / det,
+                    (-J[1][0] * g[0] + J[0][0] * g[1]) / det};
+    // never more than 5 mm or 0.02 rad at once: the contact force is very nonlinear
+    const double cap[2] = {5e-3, 2e-2};
+    for (int k = 0; k < 2; k++) {
+      if (dx[k] > cap[k]) dx[k] = cap[k];
+      if (dx[k] < -cap[k]) dx[k] = -cap[k];
+      mbs_state_upd_q(st)[qi[k]] -= dx[k];
+    }
+  }
+  return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
+                  "posture: no static equilibrium on the feet (unbalanced %.3g N, %.3g N m): "
+                  "is the centre of mass over the feet?", g[0], g[1]);
+}
+
+int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
+                               const mbs_posture_options* o, mbs_posture_result* r,
+                               mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(m);
+  memset(r, 0, sizeof(*r));
+  const double theta = o->knee_flexion;
+  const double target = o->com_ahead > 0 ? o->com_ahead : 0.15 * 0.152 * o->height;
+  if (!(theta >= 0 && theta < 2.0))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: knee flexion %g rad is outside "
+                    "0 .. 2", theta);
+  int idx[16];
+  int nj = 0;
+  for (; mbs_posture_joint_names[nj]; nj++)
+    if ((idx[nj] = coord(m, mbs_posture_joint_names[nj], err)) < 0) return err->code;
+  const int hip_r = 3, knee_r = 6, ankle_r = 7, hip_l = 8, knee_l = 11, ankle_l = 12;
+  const int pelvis_ty = coord(m, "pelvis_ty", err);
+  if (pelvis_ty < 0) return err->code;
+  // the platform at rest while settling
+  double scale[3];
+  double* prm = mbs_state_upd_params(st);
+  for (int k = 0; k < 3; k++) {
+    const mbs_param_info* pi = mbs_system_find_param(sys, platform_scales[k]);
+    scale[k] = pi ? prm[pi->index] : 0;
+    if (pi) prm[pi->index] = 0;
+  }
+  // start from the model's defaults, time -settle_time, all speeds zero
+  int rc = mbs_osim_default_state(m, st);
+  mbs_state_set_time(st, -o->settle_time);
+  memset(mbs_state_upd_u(st), 0, (size_t)mbs_system_nu(sys) * sizeof(double));
+  // hip flexion h so that the centre of mass is `target` ahead of the ankles (bisection: the
+  // centre of mass moves back as the hips flex with the feet flat)
+  double lo = -0.3, hi = theta + 0.6, h = 0;
+  double com[3], ankle[3];
+  for (int it = 0; it < 80 && rc == MBS_OK; it++) {
+    h = 0.5 * (lo + hi);
+    set_q(m, st, idx[knee_r], -theta);
+    set_q(m, st, idx[knee_l], -theta);
+    set_q(m, st, idx[hip_r], h);
+    set_q(m, st, idx[hip_l], h);
+    set_q(m, st, idx[ankle_r], theta - h);
+    set_q(m, st, idx[ankle_l], theta - h);
+    if ((rc = com_and_ankles(m, st, com, ankle))) break;
+    const double ahead = com[0] - ankle[0];
+    if (ahead > target) lo = h;
+    else hi = h;
+    r->com_ahead = ahead;
+  }
+  r->hip_flexion = h;
+  r->knee_angle = -theta;
+  r->ankle_angle = theta - h;
+  // lower the body until its lowest sphere touches the platform (y = 0)
+  if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
+  double lowest = INFINITY;
+  for (int f = 0; f < 1 && rc == MBS_OK; f++) {
+    // the spheres of the feet: their lowest points
+    for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
+      const char* gname = mbs_contact_geometry_name(sys, g);
+      char path[256];
+      snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
+      const mbs_param_info* pr = mbs_system_find_param(sys, path);
+      snprintf(path, sizeof path, "/contactgeometryset/%s/location", gname);
+      const mbs_param_info* pl = mbs_system_find_param(sys, path);
+      if (!pr || !pl) continue;
+      const char* under = strrchr(gname, '_');
+      if (!under) continue;
+      char body[64];
+      snprintf(body, sizeof body, "calcn%s", under);
+      const int b = mbs_body_find(sys, body);
+      double p[3];
+      if (b < 0 || mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p))
+        continue;
+      lowest = fmin(lowest, p[1] - mbs_state_params(st)[pr->index]);
+    }
+  }
+  if (rc == MBS_OK && isfinite(lowest)) {
+    const double y = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
+    set_q(m, st, pelvis_ty, y - lowest);
+  }
+  // lock every joint at the posture and let the body settle on its spheres
+  for (int j = 0; j < nj && rc == MBS_OK; j++) {
+    char path[256];
+    snprintf(path, sizeof path, "/constraintset/%s_locked/value", mbs_posture_joint_names[j]);
+    const double v = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[j])->qindex];
+    if ((rc = mbs_state_set_param(sys, st, path, 0, v))) {
+      MBS_FAIL(err, rc, path, "posture: the model has no lock '%s' (build it with lock_joints)",
+               path);
+      break;
+    }
+    snprintf(path, sizeof path, "/constraintset/%s_locked/enabled", mbs_posture_joint_names[j]);
+    rc = mbs_state_set_param(sys, st, path, 0, 1);
+  }
+  double* ctl = mbs_state_upd_controls(st);
+  for (int c = 0; c < mbs_system_ncontrol(sys); c++) ctl[c] = 0;
+  // static equilibrium on the spheres: with the joints held, the body is rigid; find the pelvis
+  // height and tilt where the contact's vertical force and pitching moment balance gravity
+  // (Newton's method on the generalized forces of pelvis_ty and pelvis_tilt at rest)
+  if (rc == MBS_OK) rc = settle_statically(m, st, err);
+  if (rc == MBS_OK && o->settle_time > 0) {
+    mbs_simulation_options so;
+    mbs_simulation_options_default(&so);
+    so.integ.accuracy = o->accuracy;
+    so.report_interval = 0;
+    rc = mbs_simulate(sys, st, 0.0, &so, NULL, 0, NULL, NULL, NULL);
+    if (rc) *err = *mbs_state_error(st);
+    if (rc == MBS_OK) {
+      const double* u = mbs_state_u(st);
+      for (int i = 0; i < mbs_system_nu(sys); i++)
+        r->settle_speed = fmax(r->settle_speed, fabs(u[i]));
+      rc = settle_statically(m, st, err);  // from where the dynamic settling ended
+    }
+  }
+  if (rc == MBS_OK) {
+    memset(mbs_state_upd_u(st), 0, (size_t)mbs_system_nu(sys) * sizeof(double));
+    mbs_state_set_time(st, 0);
+    r->pelvis_height = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
+  }
+  // holding torques: the generalized forces at zero acceleration (constraints aside)
+  const int nu = mbs_system_nu(sys);
+  double* udot = calloc((size_t)nu + 1, sizeof(double));
+  double* tau = calloc((size_t)nu + 1, sizeof(double));
+  if (rc == MBS_OK && (!udot || !tau))
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  if (rc == MBS_OK && ((rc = mbs_realize_dynamics(sys, st)) ||
+                       (rc = mbs_calc_inverse_dynamics(sys, st, udot, tau))))
+    *err = *mbs_state_error(st);
+  if (rc == MBS_OK) {
+    static const char* pelvis[6] = {"pelvis_tilt", "pelvis_list", "pelvis_rotation",
+                                    "pelvis_tx", "pelvis_ty", "pelvis_tz"};
+    for (int k = 0; k < 6; k++) {
+      const int c = mbs_osim_find_coordinate(m, pelvis[k]);
+      if (c >= 0) r->residual = fmax(r->residual, fabs(tau[mbs_osim_coordinate_info(m, c)->uindex]));
+    }
+    ctl = mbs_state_upd_controls(st);
+    for (int j = 0; j < nj; j++) {
+      const double t = tau[mbs_osim_coordinate_info(m, idx[j])->uindex];
+      r->torque[j] = t;
+      char name[128];
+      snprintf(name, sizeof name, "%s_torque", mbs_posture_joint_names[j]);
+      const int force = mbs_force_find(sys, name);
+      for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+        if (mbs_control_force(sys, c) == force) ctl[c] = o->mode == MBS_JOINTS_FREE ? t : 0;
+    }
+    // the mode: free joints drop their locks
+    for (int j = 0; j < nj && rc == MBS_OK; j++) {
+      char path[256];
+      snprintf(path, sizeof path, "/constraintset/%s_locked/enabled",
+               mbs_posture_joint_names[j]);
+      rc = mbs_state_set_param(sys, st, path, 0, o->mode == MBS_JOINTS_LOCKED);
+    }
+  }
+  free(udot);
+  free(tau);
+  // the platform's displacement back for the perturbation
+  prm = mbs_state_upd_params(st);
+  for (int k = 0; k < 3; k++) {
+    const mbs_param_info* pi = mbs_system_find_param(sys, platform_scales[k]);
+    if (pi) prm[pi->index] = scale[k];
+  }
+  if (rc == MBS_OK) rc = mbs_realize_acceleration(sys, st);
+  if (rc && !err->code) *err = *mbs_state_error(st);
+  return rc;
+}
+
+//---------------------------------- time to fall ----------------------------------------------
+
+typedef struct fall_ctx {
+  int qindex;
+  double level;
+} fall_ctx;
+
+static double pelvis_above_level(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  const fall_ctx* f = user;
+  return mbs_state_q(st)[f->qindex] - f->level;
+}
+
+int mbs_posture_time_to_fall(const mbs_osim_model* m, mbs_state* st, double duration,
+                             double fall_fraction, double accuracy, double* T, mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(m);
+  const int k = mbs_osim_find_coordinate(m, "pelvis_ty");
+  if (k < 0)
+    return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis_ty", "posture: no coordinate pelvis_ty");
+  fall_ctx f = {mbs_osim_coordinate_info(m, k)->qindex, 0};
+  f.level = fall_fraction * mbs_state_q(st)[f.qindex];
+  mbs_event ev = {"fall", pelvis_above_level, MBS_STAGE_POSITION, -1, NULL, &f};
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integ.accuracy = accuracy;
+  so.report_interval = 0;
+  mbs_simulation_result res;
+  const int rc = mbs_simulate(sys, st, duration, &so, &ev, 1, NULL, NULL, &res);
+  if (rc) {
+    *err = *mbs_state_error(st);
+    return rc;
+  }
+  *T = res.event == 0 ? res.event_time : duration;
+  return MBS_OK;
+}

@@ -1,0 +1,64 @@
+// Quiet standing on the perturbation platform, for a model made by mbs_human_model_osim with
+// lock_joints = 1 (or any model with the same coordinate and actuator names).
+//
+// For a knee flexion θ the posture is symmetric with the pelvis and trunk upright: knee angle
+// −θ, hip flexion h, ankle angle −(h − θ) so that the feet lie flat, and h chosen so that the
+// centre of mass is `com_ahead` in front of the ankle joints (over the base of support). The
+// body is lowered onto the platform and, with every back and leg joint held, brought to static
+// equilibrium on its spheres: Newton's method on the pelvis's height and tilt until the contact's
+// vertical force and pitching moment balance gravity (optionally after a simulated settling
+// from t = −settle_time). The speeds are zero and the joint torques that hold the posture come
+// from inverse dynamics (generalized forces at zero acceleration) into the actuators' controls.
+//
+// The joint modes of the perturbation (the OpenSim paper, §5): free — the locks are disabled and
+// the holding torques act; locked — the back and leg joints stay locked.
+#ifndef MBS_STUDIES_POSTURE_H_
+#define MBS_STUDIES_POSTURE_H_
+
+#include "mbs/osim.h"
+
+typedef enum mbs_joint_mode {
+  MBS_JOINTS_FREE = 0,
+  MBS_JOINTS_LOCKED = 1,
+} mbs_joint_mode;
+
+typedef struct mbs_posture_options {
+  double knee_flexion;   // rad, >= 0
+  double com_ahead;      // m; the centre of mass's horizontal distance ahead of the ankles
+                         // (default 0: 0.15 of the foot length, 0.152 H)
+  double height;         // m, the model's stature (for the default com_ahead); default 1.75
+  double settle_time;    // s of simulated settling before the static solution (default 0)
+  double accuracy;       // of the settling simulation (default 1e-5)
+  mbs_joint_mode mode;
+} mbs_posture_options;
+
+void mbs_posture_options_default(mbs_posture_options* o);
+
+typedef struct mbs_posture_result {
+  double hip_flexion, ankle_angle, knee_angle;  // rad
+  double com_ahead;          // m, reached (before settling)
+  double pelvis_height;      // m, after settling (pelvis origin, the mid-hip point)
+  double settle_speed;       // largest speed left at the end of settling (zeroed after)
+  double residual;           // largest generalized force on the pelvis coordinates needed at
+                             // zero acceleration: what the contact does not balance
+  double torque[16];         // holding torques, in the order of mbs_posture_joint_names
+} mbs_posture_result;
+
+// names of the held (and lockable) joint coordinates, NULL-terminated
+extern const char* const mbs_posture_joint_names[];
+
+// Put st (a State of m's system, its parameters already set: platform, contact, masses) into
+// quiet standing at time 0 in the given joint mode. The platform's displacement scales are
+// kept but set to zero while settling.
+int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
+                               const mbs_posture_options* o, mbs_posture_result* r,
+                               mbs_error* err);
+
+// Time to fall: simulate from the State's time to `duration` and stop when the pelvis (its
+// origin, the mid-hip point) falls below `fall_fraction` of its height at the start; T is that
+// time, or `duration` when the model does not fall (the paper's T, capped by the simulation).
+// The stability index is 1 - exp(-T^2).
+int mbs_posture_time_to_fall(const mbs_osim_model* m, mbs_state* st, double duration,
+                             double fall_fraction, double accuracy, double* T, mbs_error* err);
+
+#endif  // MBS_STUDIES_POSTURE_H_

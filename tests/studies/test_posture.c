@@ -1,0 +1,113 @@
+// Quiet standing and falls on the perturbation platform (the OpenSim paper's §5 experiment):
+// the solved posture puts the centre of mass over the feet; settled on its spheres, the body
+// needs no force from outside (the contact balances gravity); with the holding torques the free
+// model starts with zero accelerations; locked and unperturbed it stays standing; free, it
+// stands clearly longer unperturbed than under a perturbation; a large perturbation makes it
+// fall, detected as the pelvis dropping below 3/4 of its standing height.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../studies/human_model.h"
+#include "../../studies/posture.h"
+#include "mbs/mbs.h"
+#include "mbs/osim.h"
+#include "mbs_test.h"
+
+static const double deg = 3.14159265358979323846 / 180;
+static mbs_osim_model* model;
+
+static mbs_state* stand(double knee_deg, mbs_joint_mode mode, double dx, mbs_posture_result* r) {
+  const mbs_system* sys = mbs_osim_system(model);
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/functions/platform_tx/prescribed/scale", 0, dx));
+  mbs_posture_options o;
+  mbs_posture_options_default(&o);
+  o.knee_flexion = knee_deg * deg;
+  o.mode = mode;
+  mbs_error err;
+  const int rc = mbs_posture_quiet_standing(model, st, &o, r, &err);
+  EXPECT_OK(rc);
+  if (rc) printf("quiet standing: %s\n", err.message);
+  return st;
+}
+
+static double fall_time(mbs_state* st, double duration) {
+  double T = NAN;
+  mbs_error err;
+  const int rc = mbs_posture_time_to_fall(model, st, duration, 0.75, 1e-4, &T, &err);
+  EXPECT_OK(rc);
+  if (rc) printf("time to fall: %s\n", err.message);
+  return T;
+}
+
+static void test_quiet_standing(void) {
+  const mbs_system* sys = mbs_osim_system(model);
+  const double weight = 75 * 9.80665;
+  for (int i = 0; i < 2; i++) {
+    const double knee = i ? 30 : 1;
+    mbs_posture_result r;
+    mbs_state* st = stand(knee, MBS_JOINTS_FREE, 0, &r);
+    printf("knee %.0f deg: hip %.2f deg, ankle %.2f deg, com %.4f m ahead of the ankles, "
+           "pelvis at %.4f m, speed left %.2e, residual %.3e N (weight %.1f N)\n", knee,
+           r.hip_flexion / deg, r.ankle_angle / deg, r.com_ahead, r.pelvis_height,
+           r.settle_speed, r.residual, weight);
+    EXPECT_NEAR(r.com_ahead, 0.15 * 0.152 * 1.75, 1e-6);
+    EXPECT_TRUE(r.residual < 1e-3 * weight);  // the contact carries the body
+    EXPECT_TRUE(r.settle_speed < 1e-2);
+    // the holding torques make the free model start at rest
+    EXPECT_OK(mbs_realize_acceleration(sys, st));
+    const double* a = mbs_get_udot(sys, st);
+    double amax = 0;
+    for (int k = 0; k < mbs_system_nu(sys); k++) amax = fmax(amax, fabs(a[k]));
+    printf("  free joints with holding torques: largest acceleration %.2e\n", amax);
+    EXPECT_TRUE(amax < 1e-2);
+    mbs_state_destroy(st);
+  }
+}
+
+static void test_falls(void) {
+  const double duration = 3.0;
+  mbs_posture_result r;
+  // locked, unperturbed: stands for the whole run
+  mbs_state* st = stand(15, MBS_JOINTS_LOCKED, 0, &r);
+  const double T_locked = fall_time(st, duration);
+  printf("locked, unperturbed: T = %.3f s\n", T_locked);
+  EXPECT_NEAR(T_locked, duration, 0);
+  mbs_state_destroy(st);
+  // free: an unstable equilibrium; unperturbed it stands clearly longer than perturbed
+  st = stand(15, MBS_JOINTS_FREE, 0, &r);
+  const double T_free = fall_time(st, duration);
+  mbs_state_destroy(st);
+  st = stand(15, MBS_JOINTS_FREE, 0.02, &r);
+  const double T_free_pushed = fall_time(st, duration);
+  mbs_state_destroy(st);
+  printf("free: unperturbed T = %.3f s, 2 cm anterior T = %.3f s\n", T_free, T_free_pushed);
+  EXPECT_TRUE(T_free > T_free_pushed + 0.1);
+  // a large perturbation topples even the locked model
+  st = stand(15, MBS_JOINTS_LOCKED, 0.5, &r);
+  const double T_pushed = fall_time(st, duration);
+  printf("locked, 50 cm anterior: T = %.3f s\n", T_pushed);
+  EXPECT_TRUE(T_pushed < duration);
+  mbs_state_destroy(st);
+}
+
+int main(void) {
+  mbs_human_params p;
+  mbs_human_params_default(&p);
+  p.lock_joints = 1;
+  char* text = mbs_human_model_osim(&p);
+  mbs_error err;
+  model = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;
+  free(text);
+  EXPECT_TRUE(model != NULL);
+  if (!model) {
+    printf("%s\n", err.message);
+    return mbs_test_finish("test_posture");
+  }
+  test_quiet_standing();
+  test_falls();
+  mbs_osim_free(model);
+  return mbs_test_finish("test_posture");
+}
