@@ -18,14 +18,27 @@ void mbs_human_params_default(mbs_human_params* p) {
   p->viscous_friction = 0;
   p->transition_velocity = 0.05;
   p->platform_mass = 100;
+  p->platform_duration = 0.5;
+  p->platform_profile = MBS_PLATFORM_SMOOTH_STEP;
   p->lock_joints = 0;
 }
 
-double mbs_human_platform_step(double t, double duration) {
+double mbs_human_platform_step(double t, double duration, mbs_platform_profile profile) {
   if (t <= 0) return 0;
   if (t >= duration) return 1;
   const double s = t / duration;
+  if (profile == MBS_PLATFORM_COSINE) return 0.5 * (1 - cos(3.14159265358979323846 * s));
   return s * s * s * (10 + s * (-15 + 6 * s));
+}
+
+const char* mbs_platform_profile_name(mbs_platform_profile profile) {
+  return profile == MBS_PLATFORM_COSINE ? "cosine" : "smooth_step";
+}
+
+int mbs_platform_profile_from_name(const char* name) {
+  if (!strcmp(name, "smooth_step")) return MBS_PLATFORM_SMOOTH_STEP;
+  if (!strcmp(name, "cosine")) return MBS_PLATFORM_COSINE;
+  return -1;
 }
 
 //---------------------------------- text ------------------------------------------------------
@@ -190,6 +203,110 @@ static void put_knee(buf* b, const char* side, double L, int lock) {
   put(b, "      </SpatialTransform>\n    </CustomJoint>\n");
 }
 
+//---------------------------------- platform and contact fragments ----------------------------
+
+static char* done(buf* b) {
+  if (b->bad) {
+    free(b->s);
+    return NULL;
+  }
+  return b->s;
+}
+
+char* mbs_platform_body_xml(const mbs_human_params* p) {
+  if (!(p->platform_mass > 0)) return NULL;
+  const double m = p->platform_mass;
+  const seg platform = {m, {0, -0.05, 0}, {m * 0.5, m * 0.5, m * 0.5, 0, 0, 0}};
+  buf b = {0};
+  put_body(&b, "platform", &platform);
+  return done(&b);
+}
+
+char* mbs_platform_joint_xml(const mbs_human_params* p) {
+  const double tau = p->platform_duration;
+  if (!(tau > 0) || (p->platform_profile != MBS_PLATFORM_SMOOTH_STEP &&
+                     p->platform_profile != MBS_PLATFORM_COSINE))
+    return NULL;
+  // the unit step of the profile sampled on 41 points over the duration (natural cubic spline,
+  // flat beyond both ends), scaled by multipliers whose scales are the displacement's components
+  buf step = {0};
+  put(&step, "<NaturalCubicSpline><x>");
+  for (int k = -4; k <= 44; k++) put(&step, "%s%.17g", k > -4 ? " " : "", k * tau / 40.0);
+  put(&step, "</x><y>");
+  for (int k = -4; k <= 44; k++)
+    put(&step, "%s%.17g", k > -4 ? " " : "",
+        mbs_human_platform_step(k * tau / 40.0, tau, p->platform_profile));
+  put(&step, "</y></NaturalCubicSpline>");
+  buf b = {0};
+  put(&b, "    <CustomJoint name=\"platform_joint\">\n");
+  put(&b, "      <socket_parent_frame>/ground</socket_parent_frame>\n");
+  put(&b, "      <socket_child_frame>/bodyset/platform</socket_child_frame>\n");
+  put(&b, "      <coordinates>\n");
+  const char* pc[3] = {"platform_tx", "platform_ty", "platform_tz"};
+  const char* pf[3] = {"platform_x", "platform_y", "platform_z"};
+  for (int k = 0; k < 3; k++) {
+    put(&b, "        <Coordinate name=\"%s\"><default_value>0</default_value><range>-2 2</range>"
+            "<prescribed>true</prescribed><prescribed_function><MultiplierFunction name=\"%s\">"
+            "<function>%s</function><scale>0</scale></MultiplierFunction>"
+            "</prescribed_function></Coordinate>\n", pc[k], pf[k], step.s ? step.s : "");
+  }
+  if (step.bad) b.bad = 1;
+  free(step.s);
+  const char* zero = "<Constant name=\"function\"><value>0</value></Constant>";
+  const char* lin = "<LinearFunction name=\"function\"><coefficients>1 0</coefficients>"
+                    "</LinearFunction>";
+  put(&b, "      </coordinates>\n      <SpatialTransform>\n");
+  put_axis(&b, "rotation1", "", "1 0 0", zero);
+  put_axis(&b, "rotation2", "", "0 1 0", zero);
+  put_axis(&b, "rotation3", "", "0 0 1", zero);
+  put_axis(&b, "translation1", "platform_tx", "1 0 0", lin);
+  put_axis(&b, "translation2", "platform_ty", "0 1 0", lin);
+  put_axis(&b, "translation3", "platform_tz", "0 0 1", lin);
+  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
+  return done(&b);
+}
+
+char* mbs_platform_surface_xml(void) {
+  buf b = {0};
+  // a half-space's outward normal is its frame's -x: rotated by -90 deg about z it is +y
+  put(&b, "    <ContactHalfSpace name=\"platform_surface\"><socket_frame>/bodyset/platform"
+          "</socket_frame><location>0 0 0</location><orientation>0 0 -1.5707963267948966"
+          "</orientation></ContactHalfSpace>\n");
+  return done(&b);
+}
+
+const char* const mbs_foot_sphere_names[5] = {"heel", "met1", "met5", "hallux", "midfoot"};
+
+char* mbs_foot_spheres_xml(const char* side, const char* const body[5], const double loc[5][3],
+                           double radius) {
+  if (!(radius > 0)) return NULL;
+  buf b = {0};
+  for (int k = 0; k < 5; k++)
+    put(&b, "    <ContactSphere name=\"%s_%s\"><socket_frame>/bodyset/%s</socket_frame>"
+            "<location>%.17g %.17g %.17g</location><orientation>0 0 0</orientation>"
+            "<radius>%.17g</radius></ContactSphere>\n", mbs_foot_sphere_names[k], side, body[k],
+        loc[k][0], loc[k][1], loc[k][2], radius);
+  return done(&b);
+}
+
+char* mbs_foot_contact_xml(const mbs_human_params* p, const char* side) {
+  if (!(p->contact_stiffness > 0) || !(p->contact_dissipation >= 0)) return NULL;
+  buf b = {0};
+  put(&b, "    <HuntCrossleyForce name=\"foot_%s\">\n      <HuntCrossleyForce::"
+          "ContactParametersSet name=\"contact_parameters\"><objects>\n", side);
+  put(&b, "        <HuntCrossleyForce::ContactParameters><geometry>platform_surface");
+  for (int k = 0; k < 5; k++) put(&b, " %s_%s", mbs_foot_sphere_names[k], side);
+  put(&b, "</geometry><stiffness>%.17g</stiffness><dissipation>%.17g</dissipation>"
+          "<static_friction>%.17g</static_friction><dynamic_friction>%.17g"
+          "</dynamic_friction><viscous_friction>%.17g</viscous_friction>"
+          "</HuntCrossleyForce::ContactParameters>\n", p->contact_stiffness,
+      p->contact_dissipation, p->static_friction, p->dynamic_friction, p->viscous_friction);
+  put(&b, "      </objects></HuntCrossleyForce::ContactParametersSet>\n"
+          "      <transition_velocity>%.17g</transition_velocity>\n"
+          "    </HuntCrossleyForce>\n", p->transition_velocity);
+  return done(&b);
+}
+
 //---------------------------------- the model -------------------------------------------------
 
 char* mbs_human_model_osim(const mbs_human_params* p) {
@@ -247,9 +364,6 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   foot.I[0] = m_foot * pow(0.124 * L_foot, 2);  // longitudinal
   foot.I[1] = m_foot * pow(0.257 * L_foot, 2);
   foot.I[2] = m_foot * pow(0.245 * L_foot, 2);
-  const seg platform = {p->platform_mass, {0, -0.05, 0},
-                        {p->platform_mass * 0.5, p->platform_mass * 0.5, p->platform_mass * 0.5,
-                         0, 0, 0}};
 
   buf b = {0};
   put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<OpenSimDocument Version=\"40000\">\n");
@@ -257,7 +371,10 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   put(&b, "  <credits>mbstudy: de Leva (1996) Table 4 males; Drillis and Contini (1966); "
           "height %.4g m, mass %.4g kg</credits>\n", H, M);
   put(&b, "  <BodySet><objects>\n");
-  put_body(&b, "platform", &platform);
+  char* pb = mbs_platform_body_xml(p);
+  put(&b, "%s", pb ? pb : "");
+  if (!pb) b.bad = 1;
+  free(pb);
   put_body(&b, "pelvis", &pelvis);
   put_body(&b, "torso", &torso);
   const char* sides[2] = {"r", "l"};
@@ -271,40 +388,14 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
     put_body(&b, nm, &foot);
   }
   put(&b, "  </objects></BodySet>\n");
-  // functions of the platform: a unit smooth step sampled on 41 points (natural cubic
-  // spline), scaled by multipliers whose scales are the displacement's components
-  buf step = {0};
-  put(&step, "<NaturalCubicSpline><x>");
-  for (int k = -4; k <= 44; k++) put(&step, "%s%.17g", k > -4 ? " " : "", k / 40.0);
-  put(&step, "</x><y>");
-  for (int k = -4; k <= 44; k++)
-    put(&step, "%s%.17g", k > -4 ? " " : "", mbs_human_platform_step(k / 40.0, 1.0));
-  put(&step, "</y></NaturalCubicSpline>");
   put(&b, "  <JointSet><objects>\n");
-  put(&b, "    <CustomJoint name=\"platform_joint\">\n");
-  put(&b, "      <socket_parent_frame>/ground</socket_parent_frame>\n");
-  put(&b, "      <socket_child_frame>/bodyset/platform</socket_child_frame>\n");
-  put(&b, "      <coordinates>\n");
-  const char* pc[3] = {"platform_tx", "platform_ty", "platform_tz"};
-  const char* pf[3] = {"platform_x", "platform_y", "platform_z"};
-  for (int k = 0; k < 3; k++) {
-    put(&b, "        <Coordinate name=\"%s\"><default_value>0</default_value><range>-2 2</range>"
-            "<prescribed>true</prescribed><prescribed_function><MultiplierFunction name=\"%s\">"
-            "<function>%s</function><scale>0</scale></MultiplierFunction>"
-            "</prescribed_function></Coordinate>\n", pc[k], pf[k], step.s ? step.s : "");
-  }
-  free(step.s);
-  put(&b, "      </coordinates>\n      <SpatialTransform>\n");
-  put_axis(&b, "rotation1", "", "1 0 0", "<Constant name=\"function\"><value>0</value></Constant>");
-  put_axis(&b, "rotation2", "", "0 1 0", "<Constant name=\"function\"><value>0</value></Constant>");
-  put_axis(&b, "rotation3", "", "0 0 1", "<Constant name=\"function\"><value>0</value></Constant>");
+  char* pj = mbs_platform_joint_xml(p);
+  put(&b, "%s", pj ? pj : "");
+  if (!pj) b.bad = 1;
+  free(pj);
   const char* lin = "<LinearFunction name=\"function\"><coefficients>1 0</coefficients>"
                     "</LinearFunction>";
   const char* zero_fn = "<Constant name=\"function\"><value>0</value></Constant>";
-  put_axis(&b, "translation1", "platform_tx", "1 0 0", lin);
-  put_axis(&b, "translation2", "platform_ty", "0 1 0", lin);
-  put_axis(&b, "translation3", "platform_tz", "0 0 1", lin);
-  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
   // pelvis: free in Ground, rotations (tilt about z, list about x, rotation about y, as the
   // gait model orders them) then translations; standing with the mid-hip point at y_hip
   put(&b, "    <CustomJoint name=\"ground_pelvis\">\n");
@@ -387,40 +478,38 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
     put(&b, "      </frames>\n    </PinJoint>\n");
   }
   put(&b, "  </objects></JointSet>\n");
-  // contact: the platform's top (a half-space whose outward normal is +y) and five spheres
-  // under each foot, touching the sole line
+  // contact: the platform's top and five spheres under each foot, touching the sole line
+  // (x along the foot from the ankle; z lateral, + for the right foot)
   put(&b, "  <ContactGeometrySet><objects>\n");
-  put(&b, "    <ContactHalfSpace name=\"platform_surface\"><socket_frame>/bodyset/platform"
-          "</socket_frame><location>0 0 0</location><orientation>0 0 -1.5707963267948966"
-          "</orientation></ContactHalfSpace>\n");
-  const char* spot[5] = {"heel", "met1", "met5", "hallux", "midfoot"};
-  // x along the foot from the ankle; z lateral (+ for the right foot)
+  char* surf = mbs_platform_surface_xml();
+  put(&b, "%s", surf ? surf : "");
+  if (!surf) b.bad = 1;
+  free(surf);
   const double sx[5] = {heel_x + r_s, 0.50 * L_foot, 0.45 * L_foot, 0.70 * L_foot,
                         0.10 * L_foot};
   const double sz[5] = {0, -0.35 * foot_w, 0.40 * foot_w, -0.30 * foot_w, 0.45 * foot_w};
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2; i++) {
+    char body[32];
+    snprintf(body, sizeof body, "calcn_%s", sides[i]);
+    const char* bodies[5] = {body, body, body, body, body};
+    double loc[5][3];
     for (int k = 0; k < 5; k++) {
-      const double z = i == 0 ? sz[k] : -sz[k];
-      put(&b, "    <ContactSphere name=\"%s_%s\"><socket_frame>/bodyset/calcn_%s</socket_frame>"
-              "<location>%.17g %.17g %.17g</location><orientation>0 0 0</orientation>"
-              "<radius>%.17g</radius></ContactSphere>\n", spot[k], sides[i], sides[i], sx[k],
-          -y_ankle + r_s, z, r_s);
+      loc[k][0] = sx[k];
+      loc[k][1] = -y_ankle + r_s;
+      loc[k][2] = i == 0 ? sz[k] : -sz[k];
     }
+    char* sp = mbs_foot_spheres_xml(sides[i], bodies, loc, r_s);
+    put(&b, "%s", sp ? sp : "");
+    if (!sp) b.bad = 1;
+    free(sp);
+  }
   put(&b, "  </objects></ContactGeometrySet>\n");
   put(&b, "  <ForceSet><objects>\n");
   for (int i = 0; i < 2; i++) {
-    put(&b, "    <HuntCrossleyForce name=\"foot_%s\">\n      <HuntCrossleyForce::"
-            "ContactParametersSet name=\"contact_parameters\"><objects>\n", sides[i]);
-    put(&b, "        <HuntCrossleyForce::ContactParameters><geometry>platform_surface");
-    for (int k = 0; k < 5; k++) put(&b, " %s_%s", spot[k], sides[i]);
-    put(&b, "</geometry><stiffness>%.17g</stiffness><dissipation>%.17g</dissipation>"
-            "<static_friction>%.17g</static_friction><dynamic_friction>%.17g"
-            "</dynamic_friction><viscous_friction>%.17g</viscous_friction>"
-            "</HuntCrossleyForce::ContactParameters>\n", p->contact_stiffness,
-        p->contact_dissipation, p->static_friction, p->dynamic_friction, p->viscous_friction);
-    put(&b, "      </objects></HuntCrossleyForce::ContactParametersSet>\n"
-            "      <transition_velocity>%.17g</transition_velocity>\n"
-            "    </HuntCrossleyForce>\n", p->transition_velocity);
+    char* fc = mbs_foot_contact_xml(p, sides[i]);
+    put(&b, "%s", fc ? fc : "");
+    if (!fc) b.bad = 1;
+    free(fc);
   }
   // holding torques: one coordinate actuator per joint coordinate of the back and legs
   const char* held[] = {"lumbar_bending", "lumbar_rotation", "lumbar_extension",
