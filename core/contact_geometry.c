@@ -197,6 +197,11 @@ int mbs_contact_geometry_type(const mbs_system* sys, int geometry) {
   return (int)sys->contact->geom[geometry].type;
 }
 
+int mbs_contact_geometry_body(const mbs_system* sys, int geometry) {
+  if (!sys || !sys->contact || geometry < 0 || geometry >= sys->contact->ngeom) return -1;
+  return sys->contact->geom[geometry].body;
+}
+
 //---------------------------------- finalize: mesh faces ---------------------------------------
 
 static int finalize_mesh(mbs_system* sys, mbs_contact_geom* g) {

@@ -12,7 +12,9 @@ const char* const mbs_posture_joint_names[] = {
     "lumbar_extension", "lumbar_bending",  "lumbar_rotation", "hip_flexion_r",
     "hip_adduction_r",  "hip_rotation_r",  "knee_angle_r",    "ankle_angle_r",
     "hip_flexion_l",    "hip_adduction_l", "hip_rotation_l",  "knee_angle_l",
-    "ankle_angle_l",    NULL};
+    "ankle_angle_l",
+    // optional: held when the model has them (the gait models' subtalar and toe joints)
+    "subtalar_angle_r", "mtp_angle_r", "subtalar_angle_l", "mtp_angle_l", NULL};
 
 static const char* const platform_scales[3] = {"/functions/platform_tx/prescribed/scale",
                                                "/functions/platform_ty/prescribed/scale",
@@ -64,10 +66,12 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
   }
   for (int k = 0; k < 3; k++) com[k] /= total;
   static const double origin[3] = {0, 0, 0};
-  const char* feet[2] = {"calcn_r", "calcn_l"};
+  // the ankle joints: the talus's origin where the model has one (gait models), else the foot's
+  const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
   for (int f = 0; f < 2; f++) {
     double p[3];
-    const int b = mbs_body_find(sys, feet[f]);
+    int b = mbs_body_find(sys, feet[f][0]);
+    if (b < 0) b = mbs_body_find(sys, feet[f][1]);
     if (b < 0) return MBS_ERR_UNKNOWN_NAME;
     if ((rc = mbs_get_station_location(sys, st, b, origin, p))) return rc;
     for (int k = 0; k < 3; k++) ankle[k] += 0.5 * p[k];
@@ -152,10 +156,13 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   if (!(theta >= 0 && theta < 2.0))
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: knee flexion %g rad is outside "
                     "0 .. 2", theta);
-  int idx[16];
+  int idx[MBS_POSTURE_MAX_JOINTS];
   int nj = 0;
-  for (; mbs_posture_joint_names[nj]; nj++)
-    if ((idx[nj] = coord(m, mbs_posture_joint_names[nj], err)) < 0) return err->code;
+  for (; mbs_posture_joint_names[nj]; nj++) {
+    idx[nj] = mbs_osim_find_coordinate(m, mbs_posture_joint_names[nj]);
+    if (idx[nj] < 0 && nj < MBS_POSTURE_REQUIRED_JOINTS)
+      return coord(m, mbs_posture_joint_names[nj], err), err->code;
+  }
   const int hip_r = 3, knee_r = 6, ankle_r = 7, hip_l = 8, knee_l = 11, ankle_l = 12;
   const int pelvis_ty = coord(m, "pelvis_ty", err);
   if (pelvis_ty < 0) return err->code;
@@ -195,33 +202,32 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
   double lowest = INFINITY;
-  for (int f = 0; f < 1 && rc == MBS_OK; f++) {
-    // the spheres of the feet: their lowest points
-    for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
-      const char* gname = mbs_contact_geometry_name(sys, g);
-      char path[256];
-      snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
-      const mbs_param_info* pr = mbs_system_find_param(sys, path);
-      snprintf(path, sizeof path, "/contactgeometryset/%s/location", gname);
-      const mbs_param_info* pl = mbs_system_find_param(sys, path);
-      if (!pr || !pl) continue;
-      const char* under = strrchr(gname, '_');
-      if (!under) continue;
-      char body[64];
-      snprintf(body, sizeof body, "calcn%s", under);
-      const int b = mbs_body_find(sys, body);
-      double p[3];
-      if (b < 0 || mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p))
-        continue;
-      lowest = fmin(lowest, p[1] - mbs_state_params(st)[pr->index]);
-    }
+  for (int g = 0; g < mbs_system_ncontact_geometry(sys) && rc == MBS_OK; g++) {
+    // the lowest point of every sphere on a body of the human (not Ground, not the platform)
+    if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
+    const int b = mbs_contact_geometry_body(sys, g);
+    if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
+    const char* gname = mbs_contact_geometry_name(sys, g);
+    char path[256];
+    snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
+    const mbs_param_info* pr = mbs_system_find_param(sys, path);
+    snprintf(path, sizeof path, "/contactgeometryset/%s/location", gname);
+    const mbs_param_info* pl = mbs_system_find_param(sys, path);
+    if (!pr || !pl) continue;
+    double p[3];
+    if (mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p)) continue;
+    lowest = fmin(lowest, p[1] - mbs_state_params(st)[pr->index]);
   }
+  if (rc == MBS_OK && !isfinite(lowest))
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the model has no contact spheres "
+                  "on its feet");
   if (rc == MBS_OK && isfinite(lowest)) {
     const double y = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
     set_q(m, st, pelvis_ty, y - lowest);
   }
   // lock every joint at the posture and let the body settle on its spheres
   for (int j = 0; j < nj && rc == MBS_OK; j++) {
+    if (idx[j] < 0) continue;
     char path[256];
     snprintf(path, sizeof path, "/constraintset/%s_locked/value", mbs_posture_joint_names[j]);
     const double v = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[j])->qindex];
@@ -276,6 +282,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     }
     ctl = mbs_state_upd_controls(st);
     for (int j = 0; j < nj; j++) {
+      if (idx[j] < 0) continue;
       const double t = tau[mbs_osim_coordinate_info(m, idx[j])->uindex];
       r->torque[j] = t;
       char name[128];
@@ -286,6 +293,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     }
     // the mode: free joints drop their locks
     for (int j = 0; j < nj && rc == MBS_OK; j++) {
+      if (idx[j] < 0) continue;
       char path[256];
       snprintf(path, sizeof path, "/constraintset/%s_locked/enabled",
                mbs_posture_joint_names[j]);

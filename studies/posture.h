@@ -3,7 +3,8 @@
 //
 // For a knee flexion θ the posture is symmetric with the pelvis and trunk upright: knee angle
 // −θ, hip flexion h, ankle angle −(h − θ) so that the feet lie flat, and h chosen so that the
-// centre of mass is `com_ahead` in front of the ankle joints (over the base of support). The
+// centre of mass is `com_ahead` in front of the ankle joints (the talus's origin when the model
+// has a talus, else the foot body's origin), over the base of support. The
 // body is lowered onto the platform and, with every back and leg joint held, brought to static
 // equilibrium on its spheres: Newton's method on the pelvis's height and tilt until the contact's
 // vertical force and pitching moment balance gravity (optionally after a simulated settling
@@ -41,11 +42,16 @@ typedef struct mbs_posture_result {
   double settle_speed;       // largest speed left at the end of settling (zeroed after)
   double residual;           // largest generalized force on the pelvis coordinates needed at
                              // zero acceleration: what the contact does not balance
-  double torque[16];         // holding torques, in the order of mbs_posture_joint_names
+  double torque[MBS_POSTURE_MAX_JOINTS];  // holding torques, in the order of
+                                          // mbs_posture_joint_names (0 for absent ones)
 } mbs_posture_result;
 
-// names of the held (and lockable) joint coordinates, NULL-terminated
+// names of the held (and lockable) joint coordinates, NULL-terminated: the first
+// MBS_POSTURE_REQUIRED_JOINTS (back, hips, knees, ankles) every model must have; the others
+// (subtalar and toe joints) are held when present
 extern const char* const mbs_posture_joint_names[];
+#define MBS_POSTURE_REQUIRED_JOINTS 13
+#define MBS_POSTURE_MAX_JOINTS 18
 
 // Put st (a State of m's system, its parameters already set: platform, contact, masses) into
 // quiet standing at time 0 in the given joint mode. The platform's displacement scales are

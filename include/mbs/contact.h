@@ -44,6 +44,7 @@ int mbs_system_ncontact_geometry(const mbs_system* sys);
 int mbs_contact_geometry_find(const mbs_system* sys, const char* name);  // -1 if unknown
 const char* mbs_contact_geometry_name(const mbs_system* sys, int geometry);
 int mbs_contact_geometry_type(const mbs_system* sys, int geometry);  // mbs_geometry_type, -1
+int mbs_contact_geometry_body(const mbs_system* sys, int geometry);  // its body, -1
 
 // The material of one geometry within a contact force (OpenSim ContactParameters).
 typedef struct mbs_contact_surface {
