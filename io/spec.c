@@ -974,11 +974,273 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
 }
 
 // ---------------------------------------------------------------------------------------------
+// posture studies
+
+// a non-empty list of numbers in [lo, hi], or of names from `names` (values `name_values`),
+// no value twice
+static int get_levels(spec_ctx* c, field* f, const char* kp, double lo, double hi,
+                      const char* const* names, const double* name_values, int nnames,
+                      double** out, int* n) {
+  struct fy_node* list = f->value;
+  if (!is_list(list) || fy_node_sequence_item_count(list) < 1)
+    return expected(c, list, f->line, kp, "a non-empty list");
+  const int count = fy_node_sequence_item_count(list);
+  double* v = calloc((size_t)count, sizeof(double));
+  if (!v) return no_memory(c, f->line, kp);
+  void* it = NULL;
+  struct fy_node* x;
+  int rc = MBS_OK;
+  for (int k = 0; rc == MBS_OK && (x = fy_node_sequence_iterate(list, &it)); k++) {
+    char item[KP_LEN];
+    kp_index(item, kp, k);
+    const int line = node_line(x, f->line);
+    int named = 0;
+    if (nnames && !is_null(x) && fy_node_get_type(x) == FYNT_SCALAR) {
+      size_t len;
+      const char* t = scalar_text(x, &len);
+      for (int j = 0; j < nnames; j++)
+        if (len == strlen(names[j]) && !memcmp(t, names[j], len)) {
+          v[k] = name_values[j];
+          named = 1;
+        }
+      if (!named && (lo > hi || (len > 0 && !isdigit((unsigned char)t[0]) && t[0] != '-' &&
+                                  t[0] != '+' && t[0] != '.'))) {
+        char list_s[200];
+        key_list(names, nnames, list_s, sizeof(list_s));
+        rc = fail(c, MBS_ERR_ARGUMENT, line, item, "unknown value '%.*s' (%s%s)",
+                  len > 40 ? 40 : (int)len, t, list_s, lo < hi ? ", or a number" : "");
+        break;
+      }
+    }
+    if (!named) {
+      if ((rc = get_number(c, x, line, item, &v[k]))) break;
+      if (!(v[k] >= lo && v[k] <= hi)) {
+        rc = fail(c, MBS_ERR_ARGUMENT, line, item, "%g is outside %g .. %g", v[k], lo, hi);
+        break;
+      }
+    }
+    for (int j = 0; j < k && rc == MBS_OK; j++)
+      if (v[j] == v[k]) rc = fail(c, MBS_ERR_ARGUMENT, line, item, "%g is given twice", v[k]);
+  }
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  *out = v;
+  *n = count;
+  return MBS_OK;
+}
+
+// optional number in [lo, hi] (lo_open: > lo)
+static int get_bounded(spec_ctx* c, field* f, const char* parent, const char* key, double lo,
+                       int lo_open, double hi, double* out) {
+  if (!f->present) return MBS_OK;
+  char sub[KP_LEN];
+  kp_key(sub, parent, key);
+  int rc = get_number(c, f->value, f->line, sub, out);
+  if (rc) return rc;
+  if ((lo_open ? !(*out > lo) : !(*out >= lo)) || !(*out <= hi))
+    return fail(c, MBS_ERR_ARGUMENT, node_line(f->value, f->line), sub,
+                "%g is outside %s%g .. %g", *out, lo_open ? "(" : "", lo, hi);
+  return MBS_OK;
+}
+
+// a pair of names [right, left]
+static int get_pair(spec_ctx* c, field* f, const char* kp, char* out[2]) {
+  struct fy_node* list = f->value;
+  if (!is_list(list) || fy_node_sequence_item_count(list) != 2)
+    return expected(c, list, f->line, kp, "a list of 2 names [right, left]");
+  void* it = NULL;
+  struct fy_node* x;
+  for (int k = 0; (x = fy_node_sequence_iterate(list, &it)); k++) {
+    char item[KP_LEN];
+    kp_index(item, kp, k);
+    free(out[k]);
+    out[k] = NULL;
+    const int rc = get_string(c, x, f->line, item, &out[k]);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+static const char* const posture_keys[] = {"knee_flexion", "direction",    "magnitude",
+                                           "mode",         "perturbation", "fall_fraction",
+                                           "com_ahead",    "subject",      "contact",
+                                           "feet"};
+enum { PO_KNEE, PO_DIR, PO_MAG, PO_MODE, PO_PERT, PO_FALL, PO_COM, PO_SUBJECT, PO_CONTACT,
+       PO_FEET, PO_N };
+static const char* const perturbation_keys[] = {"duration", "profile"};
+static const char* const subject_keys[] = {"height", "mass"};
+static const char* const contact_keys[] = {"sphere_radius",    "stiffness",
+                                           "dissipation",      "static_friction",
+                                           "dynamic_friction", "viscous_friction",
+                                           "transition_velocity"};
+static const char* const feet_keys[] = {"bodies", "toes", "foot_length", "sole",
+                                        "remove_muscles"};
+
+static int read_posture(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
+  const char* kp = "posture";
+  field f[PO_N];
+  char sub[KP_LEN];
+  int rc = read_map(c, n, line, kp, posture_keys, PO_N, f);
+  if (rc) return rc;
+  mbs_spec_posture* p = calloc(1, sizeof(*p));
+  if (!p) return no_memory(c, line, kp);
+  s->posture = p;
+  p->line = line;
+  p->perturbation_duration = 0.5;
+  p->fall_fraction = 0.75;
+  p->height = 1.75;
+  p->mass = 75;
+  p->sphere_radius = p->stiffness = p->dissipation = p->static_friction = NAN;
+  p->dynamic_friction = p->viscous_friction = p->transition_velocity = NAN;
+  p->sole = NAN;
+  p->remove_muscles = 1;
+  static const char* const required[] = {"knee_flexion", "magnitude"};
+  if (!f[PO_KNEE].present) return missing(c, line, kp, required[0]);
+  if (!f[PO_MAG].present) return missing(c, line, kp, required[1]);
+  kp_key(sub, kp, "knee_flexion");
+  if ((rc = get_levels(c, &f[PO_KNEE], sub, 0, 100, NULL, NULL, 0, &p->knee_flexion, &p->nknee)))
+    return rc;
+  kp_key(sub, kp, "magnitude");
+  if ((rc = get_levels(c, &f[PO_MAG], sub, 0, 2, NULL, NULL, 0, &p->magnitude, &p->nmagnitude)))
+    return rc;
+  static const char* const dir_names[] = {"anterior", "posterior", "right", "left"};
+  static const double dir_values[] = {0, 180, 90, -90};
+  if (f[PO_DIR].present) {
+    kp_key(sub, kp, "direction");
+    if ((rc = get_levels(c, &f[PO_DIR], sub, -360, 360, dir_names, dir_values, 4, &p->direction,
+                         &p->ndirection)))
+      return rc;
+  } else {
+    p->direction = malloc(2 * sizeof(double));
+    if (!p->direction) return no_memory(c, line, kp);
+    p->direction[0] = 0;
+    p->direction[1] = 180;
+    p->ndirection = 2;
+  }
+  p->mode[0] = 0;
+  p->mode[1] = 1;
+  p->nmode = 2;
+  if (f[PO_MODE].present) {
+    static const char* const mode_names[] = {"free", "locked"};
+    static const double mode_values[] = {0, 1};
+    double* m = NULL;
+    int nm = 0;
+    kp_key(sub, kp, "mode");
+    if ((rc = get_levels(c, &f[PO_MODE], sub, 1, 0, mode_names, mode_values, 2, &m, &nm)))
+      return rc;
+    p->nmode = nm;
+    for (int k = 0; k < nm; k++) p->mode[k] = (int)m[k];
+    free(m);
+  }
+  if (f[PO_PERT].present) {
+    field g[2];
+    kp_key(sub, kp, "perturbation");
+    if ((rc = read_map(c, f[PO_PERT].value, f[PO_PERT].line, sub, perturbation_keys, 2, g)))
+      return rc;
+    if ((rc = get_bounded(c, &g[0], sub, "duration", 0, 1, 100, &p->perturbation_duration)))
+      return rc;
+    if (g[1].present) {
+      char sub2[KP_LEN];
+      kp_key(sub2, sub, "profile");
+      if ((rc = get_string(c, g[1].value, g[1].line, sub2, &p->profile))) return rc;
+      if (strcmp(p->profile, "smooth_step") && strcmp(p->profile, "cosine"))
+        return fail(c, MBS_ERR_ARGUMENT, g[1].line, sub2,
+                    "unknown profile '%.60s' (smooth_step, cosine)", p->profile);
+    }
+  }
+  if ((rc = get_bounded(c, &f[PO_FALL], kp, "fall_fraction", 0, 1, 0.999, &p->fall_fraction)))
+    return rc;
+  if ((rc = get_bounded(c, &f[PO_COM], kp, "com_ahead", 0, 0, 1, &p->com_ahead))) return rc;
+  if (f[PO_SUBJECT].present) {
+    field g[2];
+    kp_key(sub, kp, "subject");
+    if ((rc = read_map(c, f[PO_SUBJECT].value, f[PO_SUBJECT].line, sub, subject_keys, 2, g)) ||
+        (rc = get_bounded(c, &g[0], sub, "height", 0.5, 1, 3, &p->height)) ||
+        (rc = get_bounded(c, &g[1], sub, "mass", 5, 1, 500, &p->mass)))
+      return rc;
+  }
+  if (f[PO_CONTACT].present) {
+    field g[7];
+    kp_key(sub, kp, "contact");
+    if ((rc = read_map(c, f[PO_CONTACT].value, f[PO_CONTACT].line, sub, contact_keys, 7, g)) ||
+        (rc = get_bounded(c, &g[0], sub, "sphere_radius", 0, 1, 1, &p->sphere_radius)) ||
+        (rc = get_bounded(c, &g[1], sub, "stiffness", 0, 1, 1e15, &p->stiffness)) ||
+        (rc = get_bounded(c, &g[2], sub, "dissipation", 0, 0, 1e6, &p->dissipation)) ||
+        (rc = get_bounded(c, &g[3], sub, "static_friction", 0, 0, 10, &p->static_friction)) ||
+        (rc = get_bounded(c, &g[4], sub, "dynamic_friction", 0, 0, 10, &p->dynamic_friction)) ||
+        (rc = get_bounded(c, &g[5], sub, "viscous_friction", 0, 0, 1e6, &p->viscous_friction)) ||
+        (rc = get_bounded(c, &g[6], sub, "transition_velocity", 0, 1, 100,
+                          &p->transition_velocity)))
+      return rc;
+  }
+  if (f[PO_FEET].present) {
+    field g[5];
+    kp_key(sub, kp, "feet");
+    if ((rc = read_map(c, f[PO_FEET].value, f[PO_FEET].line, sub, feet_keys, 5, g))) return rc;
+    char sub2[KP_LEN];
+    if (g[0].present) {
+      kp_key(sub2, sub, "bodies");
+      if ((rc = get_pair(c, &g[0], sub2, p->feet))) return rc;
+    }
+    if (g[1].present) {
+      kp_key(sub2, sub, "toes");
+      if ((rc = get_pair(c, &g[1], sub2, p->toes))) return rc;
+    }
+    if ((rc = get_bounded(c, &g[2], sub, "foot_length", 0, 1, 1, &p->foot_length)) ||
+        (rc = get_bounded(c, &g[3], sub, "sole", -1, 0, 1, &p->sole)))
+      return rc;
+    if (g[4].present) {
+      kp_key(sub2, sub, "remove_muscles");
+      if ((rc = get_bool(c, g[4].value, g[4].line, sub2, &p->remove_muscles))) return rc;
+    }
+    if (!s->model_path)
+      return fail(c, MBS_ERR_ARGUMENT, f[PO_FEET].line, sub,
+                  "only for .osim models (the built-in human has its own feet)");
+  }
+  return MBS_OK;
+}
+
+// the grid: every parameter discrete or constant; the count is the product of the levels (with
+// the posture axes)
+static int check_grid(spec_ctx* c, mbs_study_spec* s, int count_given, int line) {
+  long n = 1;
+  const long max = 1L << 40;
+  for (int i = 0; i < s->nparams; i++) {
+    const mbs_spec_parameter* q = &s->params[i];
+    int levels = 1;
+    if (q->dist.type == MBS_DIST_DISCRETE) levels = q->dist.nvalues;
+    else if (q->dist.type != MBS_DIST_CONSTANT)
+      return fail(c, MBS_ERR_ARGUMENT, q->line, "parameters",
+                  "'%s': a grid needs discrete or constant values, not a %s distribution",
+                  q->path, dist_names[q->dist.type]);
+    if (levels < 1 || n > max / levels)
+      return fail(c, MBS_ERR_ARGUMENT, line, "sampling", "the grid has more than 2^40 points");
+    n *= levels;
+  }
+  if (s->posture) {
+    const int axes[4] = {s->posture->nmode, s->posture->nknee, s->posture->ndirection,
+                         s->posture->nmagnitude};
+    for (int k = 0; k < 4; k++) {
+      if (n > max / axes[k])
+        return fail(c, MBS_ERR_ARGUMENT, line, "posture", "the grid has more than 2^40 points");
+      n *= axes[k];
+    }
+  }
+  if (count_given && s->count != n)
+    return fail(c, MBS_ERR_ARGUMENT, line, "sampling.count",
+                "%ld does not match the grid's %ld points (leave count out)", s->count, n);
+  s->count = n;
+  return MBS_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
 // sampling and execution
 
 static const char* const sampling_keys[] = {"count", "seed", "method"};
 enum { SAM_COUNT, SAM_SEED, SAM_METHOD, SAM_N };
-static const char* const design_names[MBS_DESIGN_COUNT] = {"random", "lhs", "sobol"};
+static const char* const design_names[MBS_DESIGN_COUNT] = {"random", "lhs", "sobol", "grid"};
 
 static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "sampling";
@@ -986,10 +1248,12 @@ static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int 
   char sub[KP_LEN];
   int rc = read_map(c, n, line, kp, sampling_keys, SAM_N, f);
   if (rc) return rc;
-  if (!f[SAM_COUNT].present) return missing(c, line, kp, "count");
-  kp_key(sub, kp, "count");
-  if ((rc = get_integer(c, f[SAM_COUNT].value, f[SAM_COUNT].line, sub, 1, LONG_MAX, &s->count)))
-    return rc;
+  if (f[SAM_COUNT].present) {
+    kp_key(sub, kp, "count");
+    if ((rc = get_integer(c, f[SAM_COUNT].value, f[SAM_COUNT].line, sub, 1, LONG_MAX,
+                          &s->count)))
+      return rc;
+  }
   s->seed = 0;
   if (f[SAM_SEED].present) {
     kp_key(sub, kp, "seed");
@@ -1005,13 +1269,21 @@ static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int 
       if (!strcmp(m, design_names[k])) found = k;
     if (found < 0) {
       rc = fail(c, MBS_ERR_ARGUMENT, f[SAM_METHOD].line, sub,
-                "unknown method '%.60s' (random, lhs, sobol)", m);
+                "unknown method '%.60s' (random, lhs, sobol, grid)", m);
       free(m);
       return rc;
     }
     free(m);
     s->method = (mbs_design_type)found;
   }
+  if (s->posture && s->method != MBS_DESIGN_GRID) {
+    kp_key(sub, kp, "method");
+    return fail(c, MBS_ERR_ARGUMENT, f[SAM_METHOD].present ? f[SAM_METHOD].line : line, sub,
+                "a posture study is a grid (method: grid, or leave sampling out)");
+  }
+  if (s->method == MBS_DESIGN_GRID)
+    return check_grid(c, s, f[SAM_COUNT].present, f[SAM_COUNT].present ? f[SAM_COUNT].line : line);
+  if (!f[SAM_COUNT].present) return missing(c, line, kp, "count");
   if (s->method == MBS_DESIGN_SOBOL) {
     if (s->count > (1L << 31)) {
       kp_key(sub, kp, "count");
@@ -1059,10 +1331,11 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
 // ---------------------------------------------------------------------------------------------
 // the document
 
-static const char* const top_keys[] = {"model",   "external_loads", "simulation", "parameters",
-                                       "outputs", "sampling",       "execution",  "output"};
+static const char* const top_keys[] = {"model",    "external_loads", "simulation", "parameters",
+                                       "outputs",  "sampling",       "execution",  "output",
+                                       "posture"};
 enum { TOP_MODEL, TOP_LOADS, TOP_SIM, TOP_PARAMS, TOP_OUTPUTS, TOP_SAMPLING, TOP_EXEC, TOP_OUTPUT,
-       TOP_N };
+       TOP_POSTURE, TOP_N };
 
 static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   field f[TOP_N];
@@ -1070,7 +1343,8 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   int rc = read_map(c, root, line, "", top_keys, TOP_N, f);
   if (rc) return rc;
   for (int k = 0; k < TOP_N; k++) {
-    if (k == TOP_MODEL || k == TOP_SIM || k == TOP_SAMPLING || k == TOP_OUTPUT) {
+    if (k == TOP_MODEL || k == TOP_SIM || (k == TOP_SAMPLING && !f[TOP_POSTURE].present) ||
+        k == TOP_OUTPUT) {
       if (!f[k].present) return missing(c, line, "", top_keys[k]);
     }
   }
@@ -1094,7 +1368,15 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   if (f[TOP_OUTPUTS].present &&
       (rc = read_outputs(c, s, f[TOP_OUTPUTS].value, f[TOP_OUTPUTS].line)))
     return rc;
-  if ((rc = read_sampling(c, s, f[TOP_SAMPLING].value, f[TOP_SAMPLING].line))) return rc;
+  if (f[TOP_POSTURE].present &&
+      (rc = read_posture(c, s, f[TOP_POSTURE].value, f[TOP_POSTURE].line)))
+    return rc;
+  if (f[TOP_SAMPLING].present) {
+    if ((rc = read_sampling(c, s, f[TOP_SAMPLING].value, f[TOP_SAMPLING].line))) return rc;
+  } else {  // a posture study without a sampling section: the grid
+    s->method = MBS_DESIGN_GRID;
+    if ((rc = check_grid(c, s, 0, f[TOP_POSTURE].line))) return rc;
+  }
   s->threads = 0;
   s->checkpoint_interval = 60;
   if (f[TOP_EXEC].present && (rc = read_execution(c, s, f[TOP_EXEC].value, f[TOP_EXEC].line)))
@@ -1261,5 +1543,16 @@ void mbs_spec_free(mbs_study_spec* s) {
   }
   free(s->scalars);
   free(s->output);
+  if (s->posture) {
+    free(s->posture->knee_flexion);
+    free(s->posture->direction);
+    free(s->posture->magnitude);
+    free(s->posture->profile);
+    for (int k = 0; k < 2; k++) {
+      free(s->posture->feet[k]);
+      free(s->posture->toes[k]);
+    }
+    free(s->posture);
+  }
   free(s);
 }

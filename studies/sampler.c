@@ -570,13 +570,37 @@ void mbs_design_point(mbs_design_type type, uint64_t seed, long count, long inde
       sobol_point(seed, (uint64_t)index + (seed == 0), dim, u);
       return;
     default:
+      for (int j = 0; j < dim; j++) u[j] = NAN;
       return;
+  }
+}
+
+long mbs_grid_count(const int* levels, int dim) {
+  long n = 1;
+  for (int j = 0; j < dim; j++) {
+    if (levels[j] < 1) return -1;
+    if (n > MBS_DESIGN_MAX_COUNT / levels[j]) return -1;
+    n *= levels[j];
+  }
+  return n;
+}
+
+void mbs_grid_point(const int* levels, int dim, long index, double* u) {
+  const long n = mbs_grid_count(levels, dim);
+  if (n < 0 || index < 0 || index >= n) {
+    for (int j = 0; j < dim; j++) u[j] = NAN;
+    return;
+  }
+  for (int j = dim - 1; j >= 0; j--) {
+    const long k = index % levels[j];
+    index /= levels[j];
+    u[j] = (k + 0.5) / levels[j];
   }
 }
 
 //---------------------------------- names ----------------------------------------------------
 
-static const char* const design_names[MBS_DESIGN_COUNT] = {"random", "lhs", "sobol"};
+static const char* const design_names[MBS_DESIGN_COUNT] = {"random", "lhs", "sobol", "grid"};
 static const char* const dist_names[MBS_DIST_COUNT] = {
     "uniform", "normal", "lognormal", "truncated_normal", "discrete", "constant"};
 

@@ -77,6 +77,8 @@ typedef enum mbs_design_type {
                               // taken from point 0, so that 2^k points fill every stratum of
                               // size 2^-k once; with seed 0 unscrambled from point 1 (the
                               // origin is not inside (0, 1)); up to MBS_SOBOL_MAX_DIM dimensions
+  MBS_DESIGN_GRID,            // full factorial over discrete levels: see mbs_grid_point (the
+                              // levels are not known to mbs_design_point, which gives NaN)
   MBS_DESIGN_COUNT
 } mbs_design_type;
 
@@ -89,7 +91,16 @@ int mbs_design_check(mbs_design_type type, long count, int dim, mbs_error* err);
 void mbs_design_point(mbs_design_type type, uint64_t seed, long count, long index, int dim,
                       double* u);
 
-// names: "random", "lhs", "sobol"; "uniform", "normal", "lognormal", "truncated_normal",
+// Full factorial grid over dim factors of levels[j] levels each: sample `index` takes level
+// k_j of factor j, the first factor varying slowest and the last fastest, and
+// u_j = (k_j + 0.5) / levels[j], the middle of the k_j-th of levels[j] equal strata, so that a
+// discrete distribution of levels[j] values takes its k_j-th value. NaN for a bad index.
+void mbs_grid_point(const int* levels, int dim, long index, double* u);
+// the number of grid points (the product of the levels), or -1 when a level count is below 1
+// or the product exceeds MBS_DESIGN_MAX_COUNT
+long mbs_grid_count(const int* levels, int dim);
+
+// names: "random", "lhs", "sobol", "grid"; "uniform", "normal", "lognormal", "truncated_normal",
 // "discrete", "constant"; -1 if unknown
 int mbs_design_from_name(const char* name);
 const char* mbs_design_name(mbs_design_type t);

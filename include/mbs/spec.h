@@ -51,7 +51,8 @@
 //   sampling:
 //     count: 1000
 //     seed: 42
-//     method: lhs                       # random | lhs | sobol
+//     method: lhs                       # random | lhs | sobol | grid (a full factorial over
+//                                       # discrete and constant parameters; count optional)
 //   execution:
 //     threads: 2                        # per MPI rank; 0: OpenMP's default
 //     checkpoint_interval: 30           # s of wall time between checkpoints
@@ -122,6 +123,56 @@ enum {
   MBS_OUT_REACTIONS = 64,
 };
 
+// A posture perturbation study (the OpenSim paper's platform experiment): a full factorial grid
+// over joint mode, knee flexion, perturbation direction and magnitude (and any discrete
+// parameters). For each grid point the model is put into quiet standing, the platform moves,
+// and the time to fall T and stability index 1 - exp(-T^2) are recorded. Keys:
+//
+//   model: human                        # mbstudy's own standing human, or an .osim model that
+//                                       # is put on the platform (feet below)
+//   posture:
+//     knee_flexion: [1, 15, 30, 45]     # deg
+//     direction: [anterior, posterior]  # or degrees: 0 anterior, 90 right, 180 posterior
+//     magnitude: [0, 0.02, 0.04]        # m of platform displacement
+//     mode: [free, locked]              # free: holding torques; locked: back and legs locked
+//     perturbation: {duration: 0.5, profile: smooth_step}   # s; smooth_step | cosine
+//     fall_fraction: 0.75               # fallen when the pelvis is below this fraction of its
+//                                       # standing height
+//     com_ahead: 0                      # m the centre of mass stands ahead of the ankles
+//                                       # (0: 15 % of the foot length)
+//     subject: {height: 1.75, mass: 75} # the built-in human's size
+//     contact: {sphere_radius: 0.02, stiffness: 1.0e7, dissipation: 1, static_friction: 0.9,
+//               dynamic_friction: 0.8, viscous_friction: 0, transition_velocity: 0.05}
+//     feet: {bodies: [calcn_r, calcn_l], toes: [toes_r, toes_l], foot_length: 0.25,
+//            sole: -0.027, remove_muscles: true}   # .osim models only; lengths estimated
+//                                                  # from the model when not given
+// `sampling` may then be left out (its method is grid; a count, if given, must match).
+typedef struct mbs_spec_posture {
+  double* knee_flexion;        // deg
+  int nknee;
+  double* direction;           // deg
+  int ndirection;
+  double* magnitude;           // m
+  int nmagnitude;
+  int mode[2];                 // 0 free, 1 locked
+  int nmode;
+  double perturbation_duration;  // s
+  char* profile;
+  double fall_fraction;
+  double com_ahead;            // m, 0: default
+  double height, mass;         // built-in human
+  // contact; NAN: the model builder's default
+  double sphere_radius, stiffness, dissipation, static_friction, dynamic_friction,
+      viscous_friction, transition_velocity;
+  // .osim models
+  char* feet[2];
+  char* toes[2];
+  double foot_length;          // 0: estimated
+  double sole;                 // NAN: estimated
+  int remove_muscles;
+  int line;
+} mbs_spec_posture;
+
 typedef struct mbs_study_spec {
   char* path;                  // the spec file
   char* text;                  // its whole text (kept for provenance)
@@ -152,6 +203,7 @@ typedef struct mbs_study_spec {
   int threads;
   double checkpoint_interval;
   char* output;                // resolved against the spec's folder
+  mbs_spec_posture* posture;   // a posture study, or NULL
 } mbs_study_spec;
 
 // Read and check a spec file. On failure *out is NULL and err says why.

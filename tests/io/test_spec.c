@@ -7,6 +7,7 @@
 //    written whole): each fails with the expected status and a message naming the file, the
 //    line and the key path ("study.yaml:7: simulation.acuracy: unknown key (...)");
 //  - mbs_spec_read on a file written here and on a missing file; mbs_spec_free(NULL).
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,7 +480,7 @@ static const broken_case broken[] = {
     {52, 1, "  seed: -1", MBS_ERR_PARSE, 52, "sampling.seed", "non-negative integer"},
     {52, 1, "  seed: 18446744073709551616", MBS_ERR_ARGUMENT, 52, "sampling.seed", "2^64"},
     {53, 1, "  method: halton", MBS_ERR_ARGUMENT, 53, "sampling.method",
-     "unknown method 'halton' (random, lhs, sobol)"},
+     "unknown method 'halton' (random, lhs, sobol, grid)"},
     {55, 1, "  threads: two", MBS_ERR_PARSE, 55, "execution.threads", "expected an integer"},
     {56, 1, "  checkpoint_interval: 0", MBS_ERR_ARGUMENT, 56, "execution.checkpoint_interval",
      "not positive"},
@@ -592,7 +593,144 @@ static void test_files(void) {
   mbs_spec_free(NULL);
 }
 
+// ---------------------------------------------------------------------------------------------
+// posture studies and grids
+
+static void test_posture(void) {
+  const char* text =
+      "model: human\n"
+      "simulation: {duration: 3, accuracy: 1.0e-4}\n"
+      "posture:\n"
+      "  knee_flexion: [1, 15, 30, 45]\n"
+      "  direction: [anterior, posterior, 45, right]\n"
+      "  magnitude: [0, 0.05, 0.1]\n"
+      "  mode: [locked]\n"
+      "  perturbation: {duration: 0.3, profile: cosine}\n"
+      "  fall_fraction: 0.7\n"
+      "  subject: {height: 1.6, mass: 60}\n"
+      "  contact: {stiffness: 2.0e7, static_friction: 1.0}\n"
+      "parameters:\n"
+      "  - path: /bodyset/torso/mass\n"
+      "    scale: {type: discrete, values: [0.9, 1.1]}\n"
+      "  - path: /bodyset/pelvis/mass\n"
+      "    distribution: {type: constant, value: 8}\n"
+      "output: r.h5\n";
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+  EXPECT_OK(mbs_spec_parse(text, "dir/study.yaml", &s, &err));
+  if (!s) {
+    fprintf(stderr, "  %s\n", err.message);
+    return;
+  }
+  EXPECT_TRUE(s->posture != NULL);
+  const mbs_spec_posture* p = s->posture;
+  EXPECT_EQ_INT(p->nknee, 4);
+  EXPECT_TRUE(p->knee_flexion[3] == 45);
+  EXPECT_EQ_INT(p->ndirection, 4);
+  EXPECT_TRUE(p->direction[0] == 0 && p->direction[1] == 180 && p->direction[2] == 45 &&
+              p->direction[3] == 90);
+  EXPECT_EQ_INT(p->nmagnitude, 3);
+  EXPECT_EQ_INT(p->nmode, 1);
+  EXPECT_EQ_INT(p->mode[0], 1);
+  EXPECT_TRUE(p->perturbation_duration == 0.3);
+  EXPECT_TRUE(same_str(p->profile, "cosine"));
+  EXPECT_TRUE(p->fall_fraction == 0.7);
+  EXPECT_TRUE(p->height == 1.6 && p->mass == 60);
+  EXPECT_TRUE(p->stiffness == 2e7 && p->static_friction == 1.0);
+  EXPECT_TRUE(isnan(p->dissipation));
+  EXPECT_EQ_INT(p->remove_muscles, 1);
+  EXPECT_EQ_INT(s->method, MBS_DESIGN_GRID);
+  // the grid: 2 x 1 (parameters) x 1 x 4 x 4 x 3 (mode, knees, directions, magnitudes)
+  EXPECT_EQ_INT((int)s->count, 2 * 1 * 1 * 4 * 4 * 3);
+  mbs_spec_free(s);
+
+  // defaults: both directions and modes
+  const char* minimal =
+      "model: human\nsimulation: {duration: 2}\n"
+      "posture: {knee_flexion: [15], magnitude: [0.1, 0.2]}\noutput: r.h5\n";
+  EXPECT_OK(mbs_spec_parse(minimal, "study.yaml", &s, &err));
+  if (s) {
+    EXPECT_EQ_INT(s->posture->ndirection, 2);
+    EXPECT_EQ_INT(s->posture->nmode, 2);
+    EXPECT_TRUE(s->posture->perturbation_duration == 0.5 && s->posture->fall_fraction == 0.75);
+    EXPECT_TRUE(s->posture->profile == NULL);
+    EXPECT_EQ_INT((int)s->count, 8);
+    mbs_spec_free(s);
+  }
+  // a grid of plain parameters
+  const char* grid =
+      "model: double_pendulum\nsimulation: {duration: 2}\n"
+      "parameters:\n"
+      "  - path: /bodyset/rod1/mass\n    distribution: {type: discrete, values: [1, 2, 3]}\n"
+      "  - path: /bodyset/rod2/mass\n    distribution: {type: discrete, values: [1, 2]}\n"
+      "sampling: {method: grid}\noutput: r.h5\n";
+  EXPECT_OK(mbs_spec_parse(grid, "study.yaml", &s, &err));
+  if (s) {
+    EXPECT_EQ_INT((int)s->count, 6);
+    mbs_spec_free(s);
+  }
+
+  // broken posture specs: status, line, key and message
+  static const struct {
+    const char* text;
+    int status, line;
+    const char* what;
+  } bad[] = {
+      {"model: human\nsimulation: {duration: 2}\nposture: {magnitude: [0.1]}\noutput: r.h5\n",
+       MBS_ERR_PARSE, 3, "posture.knee_flexion: missing"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15, 15]\n"
+       "  magnitude: [0.1]\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 4, "posture.knee_flexion[1]: 15 is given twice"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  direction: [forward]\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.direction[0]: unknown value 'forward' (anterior, posterior"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [-0.1]\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 5, "posture.magnitude[0]: -0.1 is outside 0 .. 2"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  mode: [free, rigid]\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.mode[1]: unknown value 'rigid' (free, locked)"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  perturbation: {profile: ramp}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.perturbation.profile: unknown profile 'ramp'"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  fall_fraction: 1.5\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.fall_fraction: 1.5 is outside (0 .. 0.999"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  feet: {foot_length: 0.25}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.feet: only for .osim models"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  stance: wide\noutput: r.h5\n",
+       MBS_ERR_PARSE, 6, "posture.stance: unknown key"},
+      {"model: human\nsimulation: {duration: 2}\nposture: {knee_flexion: [15], magnitude: [0.1]}\n"
+       "sampling: {count: 10, method: lhs}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 4, "sampling.method: a posture study is a grid"},
+      {"model: human\nsimulation: {duration: 2}\nposture: {knee_flexion: [15], magnitude: [0.1]}\n"
+       "sampling: {count: 10, method: grid}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 4, "sampling.count: 10 does not match the grid's 4 points"},
+      {"model: double_pendulum\nsimulation: {duration: 2}\nparameters:\n"
+       "  - path: /bodyset/rod1/mass\n    distribution: {type: uniform, low: 1, high: 2}\n"
+       "sampling: {method: grid}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 4, "parameters: '/bodyset/rod1/mass': a grid needs discrete or constant"},
+      {"model: double_pendulum\nsimulation: {duration: 2}\nsampling: {method: lhs}\n"
+       "output: r.h5\n",
+       MBS_ERR_PARSE, 3, "sampling.count: missing"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    s = NULL;
+    mbs_error_clear(&err);
+    const int rc = mbs_spec_parse(bad[i].text, "study.yaml", &s, &err);
+    char head[300];
+    snprintf(head, sizeof(head), "study.yaml:%d: %s", bad[i].line, bad[i].what);
+    const int ok = rc == bad[i].status && s == NULL && strstr(err.message, head) == err.message;
+    EXPECT_TRUE(ok);
+    if (!ok) fprintf(stderr, "  posture case %zu: status %d, message: %s\n", i, rc, err.message);
+    if (s) mbs_spec_free(s);
+  }
+}
+
 int main(void) {
+  test_posture();
   test_complete();
   test_defaults();
   test_broken();

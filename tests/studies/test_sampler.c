@@ -800,8 +800,47 @@ static void test_checks(void) {
   EXPECT_EQ_INT(mbs_design_from_name(""), -1);
 }
 
+// the full factorial grid: every combination of levels exactly once, the first factor varying
+// slowest; discrete distributions take their k-th value at level k
+static void test_grid(void) {
+  const int levels[3] = {2, 3, 4};
+  EXPECT_EQ_INT((int)mbs_grid_count(levels, 3), 24);
+  const int bad[2] = {3, 0};
+  EXPECT_TRUE(mbs_grid_count(bad, 2) < 0);
+  const int huge[3] = {1 << 20, 1 << 20, 1 << 20};
+  EXPECT_TRUE(mbs_grid_count(huge, 3) < 0);
+  double v0[2] = {-1, 1}, v1[3] = {10, 20, 30}, v2[4] = {0.1, 0.2, 0.3, 0.4};
+  mbs_distribution d[3] = {{.type = MBS_DIST_DISCRETE, .values = v0, .nvalues = 2},
+                           {.type = MBS_DIST_DISCRETE, .values = v1, .nvalues = 3},
+                           {.type = MBS_DIST_DISCRETE, .values = v2, .nvalues = 4}};
+  int seen[24] = {0};
+  for (long i = 0; i < 24; i++) {
+    double u[3];
+    mbs_grid_point(levels, 3, i, u);
+    int k[3];
+    for (int j = 0; j < 3; j++) {
+      EXPECT_TRUE(u[j] > 0 && u[j] < 1);
+      k[j] = (int)floor(u[j] * levels[j]);
+      // the discrete distribution gives exactly the level's value
+      const double x = mbs_distribution_quantile(&d[j], u[j]);
+      EXPECT_NEAR(x, d[j].values[k[j]], 0);
+    }
+    // mixed radix, first factor slowest
+    EXPECT_EQ_INT(k[0] * 12 + k[1] * 4 + k[2], (int)i);
+    seen[k[0] * 12 + k[1] * 4 + k[2]]++;
+  }
+  int all_once = 1;
+  for (int i = 0; i < 24; i++) all_once &= seen[i] == 1;
+  EXPECT_TRUE(all_once);
+  double u[3];
+  mbs_grid_point(levels, 3, 24, u);
+  EXPECT_TRUE(isnan(u[0]) && isnan(u[2]));
+  EXPECT_EQ_INT(mbs_design_from_name("grid"), MBS_DESIGN_GRID);
+}
+
 int main(void) {
   test_philox();
+  test_grid();
   test_reproducible();
   test_uniform_stats();
   test_normal();
