@@ -52,6 +52,12 @@ if(NOT FYAML_FOUND)
   message(FATAL_ERROR "libfyaml not found (Debian: libfyaml-dev)")
 endif()
 
+# cairo draws the posture study's figure (PNG)
+pkg_check_modules(CAIRO IMPORTED_TARGET cairo)
+if(NOT CAIRO_FOUND)
+  message(FATAL_ERROR "cairo not found (Debian: libcairo2-dev)")
+endif()
+
 find_path(RANDOM123_INCLUDE_DIR Random123/philox.h)
 if(NOT RANDOM123_INCLUDE_DIR)
   message(FATAL_ERROR "Random123 headers not found (Debian: librandom123-dev)")
@@ -59,4 +65,4 @@ endif()
 
 message(STATUS "mbstudy dependencies: MPI ${MPI_C_VERSION}, HDF5 ${HDF5_VERSION} (parallel), "
                "LAPACKE ${LAPACKE_VERSION}, SUNDIALS ${SUNDIALS_VERSION}, "
-               "libxml2 ${LIBXML2_VERSION_STRING}, libfyaml ${FYAML_VERSION}")
+               "libxml2 ${LIBXML2_VERSION_STRING}, libfyaml ${FYAML_VERSION}, cairo ${CAIRO_VERSION}")

@@ -8,6 +8,7 @@
 
 #include "mbs/spec.h"
 #include "mbs/study.h"
+#include "../studies/posture_report.h"
 #include "progress.h"
 
 // launched by mpirun (Open MPI, MPICH/Hydra, Slurm's PMI)?
@@ -22,6 +23,44 @@ static void on_progress(void* user, long done, long total) {
   mbs_progress* p = user;
   p->total = total;
   mbs_progress_update(p, done);
+}
+
+// a posture study's table (in the file, as Markdown beside it and on stdout) and picture:
+// <output>.png and <output>.md for <output>.h5
+static int posture_report(const char* output) {
+  const size_t n = strlen(output);
+  const size_t stem = n > 3 && !strcmp(output + n - 3, ".h5") ? n - 3 : n;
+  char* png = malloc(stem + 5);
+  char* md = malloc(stem + 4);
+  if (!png || !md) {
+    free(png);
+    free(md);
+    return MBS_ERR_NO_MEMORY;
+  }
+  memcpy(png, output, stem);
+  memcpy(png + stem, ".png", 5);
+  memcpy(md, output, stem);
+  memcpy(md + stem, ".md", 4);
+  mbs_error err;
+  FILE* f = fopen(md, "w");
+  int rc = f ? mbs_posture_report(output, png, f, &err) : MBS_ERR_IO;
+  if (!f) fprintf(stderr, "mbstudy run: %s: cannot write\n", md);
+  if (f && fclose(f) != 0 && rc == MBS_OK) {
+    fprintf(stderr, "mbstudy run: %s: cannot write\n", md);
+    rc = MBS_ERR_IO;
+  }
+  if (f && rc != MBS_OK) fprintf(stderr, "mbstudy run: %s\n", err.message);
+  if (rc == MBS_OK) {
+    f = fopen(md, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f)) fputs(line, stdout);
+    if (f) fclose(f);
+    printf("wrote %s (stability against perturbation) and %s (the table; also in %s:/posture)\n",
+           png, md, output);
+  }
+  free(png);
+  free(md);
+  return rc;
 }
 
 int mbs_cmd_run(int argc, char** argv) {
@@ -109,6 +148,7 @@ int mbs_cmd_run(int argc, char** argv) {
              "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
              "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
              res.wall_time, res.journal_time, res.merge_time, res.merge_busy);
+      if (spec->posture && posture_report(spec->output) != MBS_OK) exit_code = 1;
     } else {
       fprintf(stderr, "mbstudy run: %s\n", err.message);
     }

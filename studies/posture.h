@@ -18,6 +18,9 @@
 
 #include "mbs/osim.h"
 
+#define MBS_POSTURE_REQUIRED_JOINTS 13  // see mbs_posture_joint_names
+#define MBS_POSTURE_MAX_JOINTS 18
+
 typedef enum mbs_joint_mode {
   MBS_JOINTS_FREE = 0,
   MBS_JOINTS_LOCKED = 1,
@@ -50,8 +53,7 @@ typedef struct mbs_posture_result {
 // MBS_POSTURE_REQUIRED_JOINTS (back, hips, knees, ankles) every model must have; the others
 // (subtalar and toe joints) are held when present
 extern const char* const mbs_posture_joint_names[];
-#define MBS_POSTURE_REQUIRED_JOINTS 13
-#define MBS_POSTURE_MAX_JOINTS 18
+
 
 // Put st (a State of m's system, its parameters already set: platform, contact, masses) into
 // quiet standing at time 0 in the given joint mode. The platform's displacement scales are

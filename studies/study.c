@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "builtin_models.h"
+#include "human_model.h"
 #include "journal.h"
+#include "posture.h"
+#include "posture_adapt.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
 #include "mbs/sampler.h"
@@ -70,12 +73,25 @@ static char* fmt(const char* f, ...) {
 
 //---------------------------------- the study's plan -------------------------------------------
 
-enum { P_SYSTEM = 0, P_COORD_VALUE, P_COORD_SPEED };
+enum { P_SYSTEM = 0, P_COORD_VALUE, P_COORD_SPEED, P_POSTURE };
+
+// a posture study's grid axes (the first four parameters) and its per-sample results (the last
+// scalars)
+enum { PA_MODE = 0, PA_KNEE, PA_DIRECTION, PA_MAGNITUDE, PA_N };
+static const char* const posture_axis_names[PA_N] = {"posture/mode", "posture/knee_flexion",
+                                                     "posture/direction", "posture/magnitude"};
+static const char* const posture_axis_units[PA_N] = {"1 (0 free, 1 locked)", "deg", "deg", "m"};
+enum { PS_T = 0, PS_SI, PS_HIP, PS_ANKLE, PS_PELVIS, PS_RESIDUAL, PS_N };
+static const char* const posture_scalar_names[PS_N] = {
+    "time_to_fall", "stability_index", "hip_flexion", "ankle_angle", "pelvis_height",
+    "equilibrium_residual"};
+static const char* const posture_scalar_units[PS_N] = {"s", "1", "deg", "deg", "m", "N or N m"};
 
 typedef struct param_plan {
   int kind;
   int index;          // parameter index, or model coordinate index
   double base;        // the model's value (for scale factors)
+  int is_scale;       // the drawn value multiplies base
   char* name;         // as in the spec, with [k]
   const char* unit;
 } param_plan;
@@ -93,12 +109,13 @@ typedef struct quantity_plan {
 } quantity_plan;
 
 typedef struct scalar_plan {
-  char* name;
+  const char* name;
   const char* unit;
   int quantity;       // index into quantities with the values, or -1 for an event time
   int comp;
   int at;             // mbs_spec_reduce
   int event;          // event index for event times
+  int posture;        // PS_* for a posture study's result, else -1
   // for "final" of a quantity not recorded as a trajectory (a body or com not in outputs):
   int kind, arg;      // O_* and body index; kind -1 if from a quantity
 } scalar_plan;
@@ -126,6 +143,10 @@ typedef struct study {
   scalar_plan* scal;
   int nevents;
   event_plan* ev;
+  // a posture study
+  int posture;
+  double* posture_levels[PA_N];  // the grid's values (owned)
+  int pelvis_ty;                 // q index
   mbs_integrator_type integrator;
   char* parts;        // journal folder
   long nsamples;
@@ -182,7 +203,53 @@ static int load_model(study* S, mbs_error* err) {
   mbs_osim_options o = {sp->external_loads};
   mbs_error e;
   uint64_t h = 14695981039346656037ULL;
-  if (sp->model_path) {
+  if (sp->posture) {
+    // the model on the platform: mbstudy's own human, or the given model put on it
+    const mbs_spec_posture* po = sp->posture;
+    mbs_human_params hp;
+    mbs_human_params_default(&hp);
+    hp.height = po->height;
+    hp.mass = po->mass;
+    hp.lock_joints = 1;
+    hp.platform_duration = po->perturbation_duration;
+    hp.platform_profile = po->profile ? (mbs_platform_profile)
+                                            mbs_platform_profile_from_name(po->profile)
+                                      : MBS_PLATFORM_SMOOTH_STEP;
+    double* const over[7] = {&hp.sphere_radius, &hp.contact_stiffness, &hp.contact_dissipation,
+                             &hp.static_friction, &hp.dynamic_friction, &hp.viscous_friction,
+                             &hp.transition_velocity};
+    const double given[7] = {po->sphere_radius, po->stiffness, po->dissipation,
+                             po->static_friction, po->dynamic_friction, po->viscous_friction,
+                             po->transition_velocity};
+    for (int k = 0; k < 7; k++)
+      if (!isnan(given[k])) *over[k] = given[k];
+    if (sp->model_path) {
+      mbs_posture_adapt_options ao;
+      mbs_posture_adapt_options_default(&ao);
+      ao.contact = hp;
+      if (po->feet[0]) ao.feet[0] = po->feet[0], ao.feet[1] = po->feet[1];
+      if (po->toes[0]) ao.toes[0] = po->toes[0], ao.toes[1] = po->toes[1];
+      ao.foot_length = po->foot_length;
+      ao.sole = po->sole;
+      ao.remove_muscles = po->remove_muscles;
+      S->om = mbs_posture_adapt_read(sp->model_path, &ao, &e);
+      int ok;
+      h = file_hash(sp->model_path, &ok);
+    } else if (!strcmp(sp->model, "human")) {
+      char* text = mbs_human_model_osim(&hp);
+      if (!text)
+        return plan_fail(err, MBS_ERR_ARGUMENT, sp, po->line,
+                         "posture: cannot build the human of height %g m and mass %g kg with "
+                         "these contact parameters", po->height, po->mass);
+      S->om = mbs_osim_parse(text, strlen(text), "human", &o, &e);
+      h = fnv1a(h, text, strlen(text));
+      free(text);
+    } else {
+      return plan_fail(err, MBS_ERR_ARGUMENT, sp, po->line,
+                       "posture: model '%s' is neither 'human' (mbstudy's own) nor an .osim "
+                       "file", sp->model);
+    }
+  } else if (sp->model_path) {
     S->om = mbs_osim_read_options(sp->model_path, &o, &e);
     int ok;
     h = file_hash(sp->model_path, &ok);
@@ -247,15 +314,53 @@ static void support(const mbs_distribution* d, double* lo, double* hi) {
   }
 }
 
+static int plan_posture_axes(study* S, mbs_error* err) {
+  const mbs_spec_posture* po = S->spec->posture;
+  const double* src[PA_N] = {NULL, po->knee_flexion, po->direction, po->magnitude};
+  const int n[PA_N] = {po->nmode, po->nknee, po->ndirection, po->nmagnitude};
+  for (int a = 0; a < PA_N; a++) {
+    S->posture_levels[a] = malloc((size_t)n[a] * sizeof(double));
+    if (!S->posture_levels[a]) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+    for (int k = 0; k < n[a]; k++) S->posture_levels[a][k] = a == PA_MODE ? po->mode[k] : src[a][k];
+    param_plan* q = &S->par[a];
+    q->kind = P_POSTURE;
+    q->index = a;
+    q->name = fmt("%s", posture_axis_names[a]);
+    q->unit = posture_axis_units[a];
+    S->dist[a] = (mbs_distribution){.type = MBS_DIST_DISCRETE, .values = S->posture_levels[a],
+                                    .nvalues = n[a]};
+  }
+  const int k = mbs_osim_find_coordinate(S->om, "pelvis_ty");
+  if (k < 0)
+    return plan_fail(err, MBS_ERR_UNKNOWN_NAME, S->spec, po->line,
+                     "posture: the model has no coordinate pelvis_ty (the fall criterion)");
+  S->pelvis_ty = mbs_osim_coordinate_info(S->om, k)->qindex;
+  for (int i = 0; i < S->spec->nparams; i++) {
+    int kind;
+    if (coordinate_param(S, S->spec->params[i].path, &kind) >= 0)
+      return plan_fail(err, MBS_ERR_ARGUMENT, S->spec, S->spec->params[i].line,
+                       "parameters: '%s': a posture study sets the coordinates itself (quiet "
+                       "standing)", S->spec->params[i].path);
+  }
+  return MBS_OK;
+}
+
 static int plan_params(study* S, mbs_error* err) {
   const mbs_study_spec* sp = S->spec;
-  S->np = sp->nparams;
+  S->posture = sp->posture != NULL;
+  const int first = S->posture ? PA_N : 0;
+  S->np = sp->nparams + first;
   S->par = calloc((size_t)S->np + 1, sizeof(*S->par));
   S->dist = calloc((size_t)S->np + 1, sizeof(*S->dist));
   if (!S->par || !S->dist) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
-  for (int i = 0; i < S->np; i++) {
-    const mbs_spec_parameter* p = &sp->params[i];
+  if (S->posture) {
+    const int rc = plan_posture_axes(S, err);
+    if (rc) return rc;
+  }
+  for (int i = first; i < S->np; i++) {
+    const mbs_spec_parameter* p = &sp->params[i - first];
     param_plan* q = &S->par[i];
+    q->is_scale = p->is_scale;
     q->name = p->component ? fmt("%s[%d]", p->path, p->component) : fmt("%s", p->path);
     S->dist[i] = p->dist;
     char what[300];
@@ -264,6 +369,10 @@ static int plan_params(study* S, mbs_error* err) {
     if (mbs_distribution_check(&p->dist, what, &de) != MBS_OK)
       return plan_fail(err, de.code, sp, p->line, "%s", de.message);
     const mbs_param_info* info = mbs_system_find_param(S->sys, p->path);
+    if (info && S->posture && !strncmp(p->path, "/functions/platform_t", 21))
+      return plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
+                       "parameters: '%s': the posture grid sets the platform's displacement "
+                       "(posture.magnitude and posture.direction)", p->path);
     if (info) {
       if (p->component < 0 || p->component >= info->size)
         return plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
@@ -443,7 +552,7 @@ static int plan_events_and_scalars(study* S, mbs_error* err) {
   const mbs_study_spec* sp = S->spec;
   S->nevents = sp->nevents;
   S->ev = calloc((size_t)S->nevents + 1, sizeof(*S->ev));
-  S->nscal = sp->nscalars;
+  S->nscal = sp->nscalars + (S->posture ? PS_N : 0);
   S->scal = calloc((size_t)S->nscal + 1, sizeof(*S->scal));
   if (!S->ev || !S->scal) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   for (int i = 0; i < S->nevents; i++) {
@@ -463,13 +572,21 @@ static int plan_events_and_scalars(study* S, mbs_error* err) {
                          e->coordinate);
     }
   }
-  for (int i = 0; i < S->nscal; i++) {
+  for (int i = sp->nscalars; i < S->nscal; i++) {
+    scalar_plan* p = &S->scal[i];
+    p->name = posture_scalar_names[i - sp->nscalars];
+    p->unit = posture_scalar_units[i - sp->nscalars];
+    p->quantity = p->event = -1;
+    p->posture = i - sp->nscalars;
+  }
+  for (int i = 0; i < sp->nscalars; i++) {
     const mbs_spec_scalar* s = &sp->scalars[i];
     scalar_plan* p = &S->scal[i];
     p->name = s->name;
     p->at = s->at;
     p->quantity = -1;
     p->event = -1;
+    p->posture = -1;
     if (s->event) {
       for (int k = 0; k < S->nevents; k++)
         if (!strcmp(sp->events[k].name, s->event)) p->event = k;
@@ -545,6 +662,7 @@ typedef struct sample_run {
   double* traj;       // S->frame_values
   double* scalars;
   double* event_time;
+  double posture[PS_N];  // a posture study's results
   int frames;         // frames recorded
   double t_wall0, max_wall;
   int stopped;        // by a signal
@@ -668,17 +786,92 @@ static mbs_event_action handler(const mbs_system* sys, mbs_state* st, void* user
 // draw the sample's parameters (pure function of seed and index)
 static void draw_params(const study* S, long index, double* values) {
   double u[MBS_SOBOL_MAX_DIM];
-  double* uu = S->np <= MBS_SOBOL_MAX_DIM ? u : malloc((size_t)S->np * sizeof(double));
-  if (!uu) {
+  int lv[MBS_SOBOL_MAX_DIM];
+  const int big = S->np > MBS_SOBOL_MAX_DIM;
+  double* uu = big ? malloc((size_t)S->np * sizeof(double)) : u;
+  int* levels = big ? malloc((size_t)S->np * sizeof(int)) : lv;
+  if (!uu || !levels) {
     for (int i = 0; i < S->np; i++) values[i] = NAN;
-    return;
+  } else {
+    if (S->spec->method == MBS_DESIGN_GRID) {
+      for (int i = 0; i < S->np; i++)
+        levels[i] = S->dist[i].type == MBS_DIST_DISCRETE ? S->dist[i].nvalues : 1;
+      mbs_grid_point(levels, S->np, index, uu);
+    } else {
+      mbs_design_point(S->spec->method, S->spec->seed, S->nsamples, index, S->np, uu);
+    }
+    for (int i = 0; i < S->np; i++) {
+      const double x = mbs_distribution_quantile(&S->dist[i], uu[i]);
+      values[i] = S->par[i].is_scale ? x * S->par[i].base : x;
+    }
   }
-  mbs_design_point(S->spec->method, S->spec->seed, S->nsamples, index, S->np, uu);
-  for (int i = 0; i < S->np; i++) {
-    const double x = mbs_distribution_quantile(&S->dist[i], uu[i]);
-    values[i] = S->spec->params[i].is_scale ? x * S->par[i].base : x;
+  if (big) {
+    free(uu);
+    free(levels);
   }
-  if (uu != u) free(uu);
+}
+
+// posture studies: the fall event (the pelvis below a level) and quiet standing
+
+typedef struct fall_ctx {
+  int qindex;
+  double level;
+  double time;        // of the first fall, NaN if none
+} fall_ctx;
+
+static double pelvis_above_level(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  const fall_ctx* f = user;
+  return mbs_state_q(st)[f->qindex] - f->level;
+}
+
+static mbs_event_action fall_handler(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  fall_ctx* f = user;
+  if (isnan(f->time)) f->time = mbs_state_time(st);
+  return MBS_EVENT_TERMINATE;
+}
+
+// quiet standing for the sample's knee flexion and joint mode, the platform's displacement
+// set from magnitude and direction; *level is the pelvis height that counts as fallen
+static int prepare_posture(sample_run* r, double* level) {
+  const study* S = r->S;
+  const mbs_system* sys = S->sys;
+  const mbs_spec_posture* po = S->spec->posture;
+  mbs_state* st = r->st;
+  const double deg = 3.14159265358979323846 / 180;
+  const double mode = r->params[PA_MODE], knee = r->params[PA_KNEE];
+  const double dir = r->params[PA_DIRECTION] * deg, mag = r->params[PA_MAGNITUDE];
+  int rc = mbs_realize_instance(sys, st);
+  // anterior is +x, right is +z (OpenSim's convention)
+  static const char* const scale[3] = {"/functions/platform_tx/prescribed/scale",
+                                       "/functions/platform_ty/prescribed/scale",
+                                       "/functions/platform_tz/prescribed/scale"};
+  const double d[3] = {mag * cos(dir), 0, mag * sin(dir)};
+  for (int k = 0; k < 3 && rc == MBS_OK; k++) rc = mbs_state_set_param(sys, st, scale[k], 0, d[k]);
+  if (rc) return rc;
+  mbs_posture_options o;
+  mbs_posture_options_default(&o);
+  o.knee_flexion = knee * deg;
+  o.mode = mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
+  o.height = S->spec->model_path ? 1.75 : po->height;
+  o.com_ahead = po->com_ahead;
+  o.accuracy = S->spec->accuracy;
+  mbs_posture_result pr;
+  mbs_error e;
+  mbs_error_clear(&e);
+  rc = mbs_posture_quiet_standing(S->om, st, &o, &pr, &e);
+  if (rc) {
+    mbs_error* se = (mbs_error*)mbs_state_error(st);
+    if (e.code) *se = e;
+    return rc;
+  }
+  r->posture[PS_HIP] = pr.hip_flexion / deg;
+  r->posture[PS_ANKLE] = pr.ankle_angle / deg;
+  r->posture[PS_PELVIS] = pr.pelvis_height;
+  r->posture[PS_RESIDUAL] = pr.residual;
+  *level = po->fall_fraction * pr.pelvis_height;
+  return MBS_OK;
 }
 
 // run one sample into r; returns its status with the message in st's error
@@ -714,8 +907,13 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
   mbs_osim_set_coordinates(S->om, st, q0, q0 + nc);
   free(q0);
   mbs_state_set_time(st, 0);
-  if ((rc = mbs_realize_instance(sys, st)) == MBS_OK && mbs_system_nconstraint(sys) > 0)
+  fall_ctx fall = {S->pelvis_ty, -INFINITY, NAN};
+  for (int k = 0; k < PS_N; k++) r->posture[k] = NAN;
+  if (S->posture) {
+    rc = prepare_posture(r, &fall.level);
+  } else if ((rc = mbs_realize_instance(sys, st)) == MBS_OK && mbs_system_nconstraint(sys) > 0) {
     rc = mbs_assemble(sys, st, NULL);
+  }
   if (rc == MBS_OK) {
     mbs_simulation_options o;
     mbs_simulation_options_default(&o);
@@ -723,7 +921,7 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
     o.integ.accuracy = S->spec->accuracy;
     o.report_interval = S->spec->output_interval;
     o.max_wall_time = S->spec->max_wall_time;
-    mbs_event* ev = calloc((size_t)S->nevents + 1, sizeof(*ev));
+    mbs_event* ev = calloc((size_t)S->nevents + 2, sizeof(*ev));
     event_ctx* ec = calloc((size_t)S->nevents + 1, sizeof(*ec));
     if (!ev || !ec) {
       free(ev);
@@ -741,9 +939,19 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
       ev[i].handler = handler;
       ev[i].user = &ec[i];
     }
+    int nev = S->nevents;
+    if (S->posture)  // the fall: the pelvis below its fraction of the standing height
+      ev[nev++] = (mbs_event){"fall", pelvis_above_level, MBS_STAGE_POSITION, -1, fall_handler,
+                              &fall};
     mbs_simulation_result res;
     memset(&res, 0, sizeof(res));
-    rc = mbs_simulate(sys, st, S->spec->duration, &o, ev, S->nevents, on_report, r, &res);
+    rc = mbs_simulate(sys, st, S->spec->duration, &o, ev, nev, on_report, r, &res);
+    if (S->posture && rc == MBS_OK) {
+      // T: the time of the fall, or the simulated duration when the model stays up
+      const double T = isnan(fall.time) ? S->spec->duration : fall.time;
+      r->posture[PS_T] = T;
+      r->posture[PS_SI] = 1 - exp(-T * T);
+    }
     *steps = res.integrator.steps;
     free(ev);
     free(ec);
@@ -752,6 +960,10 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
   // scalars from the frames (and event times)
   for (int i = 0; i < S->nscal; i++) {
     const scalar_plan* p = &S->scal[i];
+    if (p->posture >= 0) {
+      r->scalars[i] = r->posture[p->posture];
+      continue;
+    }
     if (p->event >= 0) {
       r->scalars[i] = r->event_time[p->event];
       continue;
@@ -1173,6 +1385,7 @@ static void free_study(study* S) {
   free(S->ev);
   free(S->parts);
   free(S->done);
+  for (int k = 0; k < PA_N; k++) free(S->posture_levels[k]);
   mbs_osim_free(S->om);
 }
 

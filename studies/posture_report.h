@@ -1,0 +1,30 @@
+// The report of a finished posture perturbation study (the OpenSim paper's §5 experiment, its
+// Fig. 12): the result file's samples arranged on the study's grid of joint mode × knee flexion
+// × platform direction × platform displacement, as an HDF5 group, a picture and a table.
+//
+// The study file (io/FORMAT.md) holds the parameters `posture/mode` (0 joints free with holding
+// torques, 1 back and leg joints locked), `posture/knee_flexion` (deg), `posture/direction`
+// (deg; 0 anterior, 180 posterior, 90 toward the subject's right) and `posture/magnitude` (m of
+// platform displacement) among its /parameter_names, and the scalars `time_to_fall` (s) and
+// `stability_index` (1 − exp(−T²)). The grid's axes are the sorted distinct values of the four
+// parameters over the written samples (any order of samples); a sample is placed by its values.
+// Only samples with /status/done = 1 and /status/code = 0 give values; other cells are NaN.
+#ifndef MBS_STUDIES_POSTURE_REPORT_H_
+#define MBS_STUDIES_POSTURE_REPORT_H_
+
+#include <stdio.h>
+
+#include "mbs/status.h"
+
+// Summarize a finished posture study: adds the group /posture to the file with the table of the
+// grid, draws the picture as PNG, and prints the table as Markdown to `table` (may be NULL).
+//
+// /posture (layout in io/FORMAT.md, "Posture studies") is replaced when it exists, so the
+// report can be made again. `png_path` may be NULL (no picture). Errors name the file and what
+// is missing or failed, e.g. "result.h5: no /scalars/stability_index: is this a posture study?"
+// (MBS_ERR_PARSE for content that is missing or not a grid, MBS_ERR_IO for files that cannot
+// be opened or written). The HDF5 file must not be open elsewhere; HDF5 calls are made from the
+// calling thread and print nothing.
+int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, mbs_error* err);
+
+#endif  // MBS_STUDIES_POSTURE_REPORT_H_

@@ -1,0 +1,314 @@
+// Putting published OpenSim models on the perturbation platform (studies/posture_adapt.h):
+// bad input gives errors naming the file and the problem; with --data DIR (the shared folder,
+// models in DIR/models) gait2392 and gait2354 are adapted and read: one body and three
+// coordinates more, the muscles gone, two contact forces and one actuator per held coordinate,
+// ten spheres; every held coordinate locked with an actuator; in the default pose the spheres of
+// each foot touch one horizontal plane, the heel behind the ankle and the forefoot ahead; then
+// the model stands on them (locked joints, 15 degrees of knee flexion) and stays up for 1 s.
+// Exits 77 (skipped) when --data names a folder without models. With MBS_TEST_QUICK set (the
+// valgrind run) the standing part is left out.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../studies/human_model.h"
+#include "../../studies/posture.h"
+#include "../../studies/posture_adapt.h"
+#include "mbs/mbs.h"
+#include "mbs/osim.h"
+#include "mbs_test.h"
+
+static const double deg = 3.14159265358979323846 / 180;
+
+static char* read_text(const char* path, size_t* n) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  const long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* s = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
+    free(s);
+    s = NULL;
+  }
+  fclose(f);
+  if (s) {
+    s[len] = 0;
+    *n = (size_t)len;
+  }
+  return s;
+}
+
+// adapting `text` fails with a message containing each of the (up to 2) strings
+static void expect_failure(const char* text, const char* name, const char* want1,
+                           const char* want2) {
+  mbs_posture_adapt_options o;
+  mbs_posture_adapt_options_default(&o);
+  mbs_error err;
+  char* doc = mbs_posture_adapt_osim(text, strlen(text), name, &o, &err);
+  EXPECT_TRUE(doc == NULL);
+  free(doc);
+  EXPECT_TRUE(err.code != 0);
+  printf("  expected error: %s\n", err.message);
+  EXPECT_TRUE(strstr(err.message, name) != NULL);
+  if (want1) EXPECT_TRUE(strstr(err.message, want1) != NULL);
+  if (want2) EXPECT_TRUE(strstr(err.message, want2) != NULL);
+}
+
+static void test_errors(void) {
+  printf("errors:\n");
+  expect_failure("this is not XML", "words.osim", "not an OpenSim 4 model", NULL);
+  expect_failure("<?xml version=\"1.0\"?><html><body/></html>", "page.osim",
+                 "not an OpenSim 4 model", "<html>");
+  expect_failure("<OpenSimDocument Version=\"30000\"><Model name=\"old\"><BodySet><objects/>"
+                 "</BodySet><JointSet><objects/></JointSet></Model></OpenSimDocument>",
+                 "old.osim", "not an OpenSim 4 model", "30000");
+  expect_failure("<OpenSimDocument Version=\"40000\"><Model name=\"m\"><BodySet><objects>"
+                 "<Body name=\"pelvis\"><mass>1</mass></Body><Body name=\"calcn_l\"><mass>1</mass>"
+                 "</Body></objects></BodySet><JointSet><objects/></JointSet></Model>"
+                 "</OpenSimDocument>", "nofoot.osim", "no foot body 'calcn_r'", NULL);
+  // the built-in human already stands on a platform
+  mbs_human_params p;
+  mbs_human_params_default(&p);
+  char* human = mbs_human_model_osim(&p);
+  EXPECT_TRUE(human != NULL);
+  if (human) expect_failure(human, "human.osim", "body named 'platform'", NULL);
+  free(human);
+}
+
+// the sum of the body masses but the platform's
+static double body_mass(const mbs_system* sys, const mbs_state* st) {
+  double total = 0;
+  for (int b = 1; b < mbs_system_nbody(sys); b++) {
+    if (!strcmp(mbs_body_name(sys, b), "platform")) continue;
+    char path[256];
+    snprintf(path, sizeof path, "/bodyset/%s/mass", mbs_body_name(sys, b));
+    const mbs_param_info* pm = mbs_system_find_param(sys, path);
+    if (pm) total += mbs_state_params(st)[pm->index];
+  }
+  return total;
+}
+
+static int count_spheres(const mbs_system* sys) {
+  int n = 0;
+  for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++)
+    n += mbs_contact_geometry_type(sys, g) == MBS_GEOM_SPHERE;
+  return n;
+}
+
+static void check_feet(const mbs_osim_model* m, const mbs_posture_adapt_info* info) {
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_OK(mbs_osim_default_state(m, st));
+  EXPECT_OK(mbs_realize_position(sys, st));
+  const char* side[2] = {"r", "l"};
+  for (int i = 0; i < 2; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "talus_%s", side[i]);
+    const int talus = mbs_body_find(sys, name);
+    EXPECT_TRUE(talus > 0);
+    static const double origin[3] = {0, 0, 0};
+    double ankle[3] = {0, 0, 0};
+    if (talus > 0) EXPECT_OK(mbs_get_station_location(sys, st, talus, origin, ankle));
+    double low[5], x[5], z[5];
+    for (int k = 0; k < 5; k++) {
+      snprintf(name, sizeof name, "%s_%s", mbs_foot_sphere_names[k], side[i]);
+      const int g = mbs_contact_geometry_find(sys, name);
+      EXPECT_TRUE(g >= 0);
+      char path[256];
+      snprintf(path, sizeof path, "/contactgeometryset/%s/location", name);
+      const mbs_param_info* pl = mbs_system_find_param(sys, path);
+      snprintf(path, sizeof path, "/contactgeometryset/%s/radius", name);
+      const mbs_param_info* pr = mbs_system_find_param(sys, path);
+      EXPECT_TRUE(pl && pr);
+      if (g < 0 || !pl || !pr) return;
+      double p[3];
+      EXPECT_OK(mbs_get_station_location(sys, st, mbs_contact_geometry_body(sys, g),
+                                         mbs_state_params(st) + pl->index, p));
+      low[k] = p[1] - mbs_state_params(st)[pr->index];
+      x[k] = p[0];
+      z[k] = p[2];
+      printf("  %-10s on %-8s at x %+.4f y %+.4f z %+.4f (lowest point y %+.6f)\n", name,
+             mbs_body_name(sys, mbs_contact_geometry_body(sys, g)), p[0], p[1], p[2], low[k]);
+    }
+    printf("  ankle (talus_%s origin) at x %+.4f y %+.4f z %+.4f\n", side[i], ankle[0], ankle[1],
+           ankle[2]);
+    for (int k = 1; k < 5; k++) EXPECT_ABS(low[k], low[0], 1e-9);  // the foot is flat
+    EXPECT_TRUE(x[0] < ankle[0]);                                   // heel behind the ankle
+    for (int k = 1; k < 4; k++) EXPECT_TRUE(x[k] > ankle[0]);       // met1, met5, hallux ahead
+    // lateral is +z on the right foot: met5 and midfoot outside met1 and hallux
+    const double lat = i == 0 ? 1 : -1;
+    EXPECT_TRUE(lat * (z[2] - z[1]) > 0 && lat * (z[4] - z[3]) > 0);
+    EXPECT_TRUE(info->hallux_on_toes[i]);
+    EXPECT_TRUE(info->foot_length[i] > 0.2 && info->foot_length[i] < 0.3);
+  }
+  mbs_state_destroy(st);
+}
+
+static void stand(const mbs_osim_model* m) {
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  mbs_posture_options o;
+  mbs_posture_options_default(&o);
+  o.knee_flexion = 15 * deg;
+  o.mode = MBS_JOINTS_LOCKED;
+  mbs_posture_result r;
+  mbs_error err;
+  int rc = mbs_posture_quiet_standing(m, st, &o, &r, &err);
+  EXPECT_OK(rc);
+  if (rc) {
+    printf("  quiet standing: %s\n", err.message);
+  } else {
+    const double weight = body_mass(sys, st) * 9.80665;
+    printf("  standing, knee 15 deg, locked: hip %.2f deg, ankle %.2f deg, com %.4f m ahead of "
+           "the ankles, pelvis at %.4f m, residual %.3e N (weight %.1f N)\n",
+           r.hip_flexion / deg, r.ankle_angle / deg, r.com_ahead, r.pelvis_height, r.residual,
+           weight);
+    EXPECT_TRUE(r.residual < 1e-3 * weight);
+    double T = NAN;
+    rc = mbs_posture_time_to_fall(m, st, 1.0, 0.75, 1e-4, &T, &err);
+    EXPECT_OK(rc);
+    if (rc) printf("  time to fall: %s\n", err.message);
+    else printf("  locked, unperturbed: T = %.3f s (of 1 s)\n", T);
+    EXPECT_NEAR(T, 1.0, 0);
+  }
+  mbs_state_destroy(st);
+}
+
+static void test_model(const char* data, const char* model, int quick) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/%s.osim", data, model);
+  printf("%s:\n", model);
+  mbs_error err;
+  mbs_osim_model* orig = mbs_osim_read(path, &err);
+  EXPECT_TRUE(orig != NULL);
+  size_t n = 0;
+  char* text = read_text(path, &n);
+  EXPECT_TRUE(text != NULL);
+  if (!orig || !text) {
+    if (!orig) printf("  %s\n", err.message);
+    mbs_osim_free(orig);
+    free(text);
+    return;
+  }
+  mbs_posture_adapt_options o;
+  mbs_posture_adapt_options_default(&o);
+  mbs_posture_adapt_info info;
+  char* doc = mbs_posture_adapt_osim_info(text, n, path, &o, &info, &err);
+  EXPECT_TRUE(doc != NULL);
+  mbs_osim_model* m = doc ? mbs_osim_parse(doc, strlen(doc), path, NULL, &err) : NULL;
+  EXPECT_TRUE(m != NULL);
+  if (!m) {
+    printf("  %s\n", err.message);
+  } else {
+    printf("  foot length %.4f m, sole at y = %.4f m (right; left %.4f m, %.4f m), spheres of "
+           "%.4f m; %d muscles and path actuators removed, %d other forces kept, %d controllers "
+           "removed, %d held coordinates\n", info.foot_length[0], info.sole[0],
+           info.foot_length[1], info.sole[1], info.radius, info.removed_forces, info.kept_forces,
+           info.removed_controllers, info.nheld);
+    const mbs_system* s0 = mbs_osim_system(orig);
+    const mbs_system* s1 = mbs_osim_system(m);
+    EXPECT_EQ_INT(mbs_system_nbody(s1), mbs_system_nbody(s0) + 1);
+    EXPECT_EQ_INT(mbs_osim_ncoordinate(m), mbs_osim_ncoordinate(orig) + 3);
+    EXPECT_EQ_INT(mbs_osim_nmuscle(m), 0);
+    EXPECT_EQ_INT(info.removed_forces, mbs_osim_nmuscle(orig));
+    EXPECT_EQ_INT(info.nheld, 17);  // 13 and the subtalar and mtp joints
+    EXPECT_EQ_INT(mbs_system_nforce(s1), mbs_system_nforce(s0) + 2 + info.nheld);
+    EXPECT_EQ_INT(mbs_system_ncontact_geometry(s1), mbs_system_ncontact_geometry(s0) + 11);
+    EXPECT_EQ_INT(count_spheres(s1), count_spheres(s0) + 10);
+    EXPECT_TRUE(mbs_force_find(s1, "foot_r") >= 0 && mbs_force_find(s1, "foot_l") >= 0);
+    int held = 0;
+    for (int k = 0; k < mbs_osim_ncoordinate(m); k++) {
+      const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, k);
+      char lock[256], act[256];
+      snprintf(lock, sizeof lock, "/constraintset/%s_locked/enabled", c->name);
+      snprintf(act, sizeof act, "%s_torque", c->name);
+      const int has_lock = mbs_system_find_param(s1, lock) != NULL;
+      const int has_act = mbs_force_find(s1, act) >= 0;
+      if (has_act) EXPECT_TRUE(has_lock && c->locked);  // every actuated coordinate is locked
+      held += has_lock && has_act;
+    }
+    EXPECT_EQ_INT(held, info.nheld);
+    for (int k = 0; mbs_posture_joint_names[k]; k++) {
+      char lock[256];
+      snprintf(lock, sizeof lock, "/constraintset/%s_locked/enabled", mbs_posture_joint_names[k]);
+      EXPECT_TRUE(mbs_system_find_param(s1, lock) != NULL);
+    }
+    check_feet(m, &info);
+    // adapting twice: the platform is there already
+    char* again = mbs_posture_adapt_osim(doc, strlen(doc), "adapted.osim", &o, &err);
+    EXPECT_TRUE(again == NULL);
+    free(again);
+    printf("  adapted again: %s\n", err.message);
+    EXPECT_TRUE(strstr(err.message, "adapted.osim") && strstr(err.message, "'platform'"));
+    if (!quick) stand(m);
+  }
+  mbs_osim_free(m);
+  free(doc);
+  // without the toes: the foot's length and sole must be given, and the hallux is on the foot
+  mbs_posture_adapt_options nt = o;
+  nt.toes[0] = nt.toes[1] = NULL;
+  char* no_toes = mbs_posture_adapt_osim(text, n, path, &nt, &err);
+  EXPECT_TRUE(no_toes == NULL);
+  free(no_toes);
+  printf("  without toes: %s\n", err.message);
+  EXPECT_TRUE(strstr(err.message, "foot length") != NULL);
+  nt.foot_length = 0.25;
+  nt.sole = -0.027;
+  mbs_posture_adapt_info ni;
+  no_toes = mbs_posture_adapt_osim_info(text, n, path, &nt, &ni, &err);
+  EXPECT_TRUE(no_toes != NULL);
+  mbs_osim_model* mt = no_toes ? mbs_osim_parse(no_toes, strlen(no_toes), path, NULL, &err) : NULL;
+  EXPECT_TRUE(mt != NULL);
+  if (mt) {
+    const mbs_system* st = mbs_osim_system(mt);
+    const int g = mbs_contact_geometry_find(st, "hallux_r");
+    EXPECT_TRUE(g >= 0 && !strcmp(mbs_body_name(st, mbs_contact_geometry_body(st, g)), "calcn_r"));
+    EXPECT_TRUE(!ni.hallux_on_toes[0] && ni.foot_length[0] == 0.25 && ni.sole[1] == -0.027);
+  }
+  mbs_osim_free(mt);
+  free(no_toes);
+  // a held coordinate missing (renamed)
+  const char* key = "<Coordinate name=\"lumbar_rotation\">";
+  char* at = strstr(text, key);
+  EXPECT_TRUE(at != NULL);
+  if (at) {
+    memcpy(at, "<Coordinate name=\"lumbar_rotatio2\">", strlen(key));
+    char* bad = mbs_posture_adapt_osim(text, n, path, &o, &err);
+    EXPECT_TRUE(bad == NULL);
+    free(bad);
+    printf("  without lumbar_rotation: %s\n", err.message);
+    EXPECT_TRUE(strstr(err.message, "lumbar_rotation") && strstr(err.message, model));
+  }
+  free(text);
+  // the convenience reader
+  mbs_osim_model* r = mbs_posture_adapt_read(path, &o, &err);
+  EXPECT_TRUE(r != NULL && mbs_body_find(mbs_osim_system(r), "platform") > 0);
+  mbs_osim_free(r);
+  mbs_osim_free(orig);
+}
+
+int main(int argc, char** argv) {
+  const char* data = NULL;
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--data")) data = argv[i + 1];
+  test_errors();
+  if (data) {
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/models/gait2392_thelen2003muscle.osim", data);
+    FILE* f = fopen(probe, "rb");
+    if (!f) {
+      printf("SKIPPED: %s not found (set the CMake cache variable MBS_SHARED_DIR to the folder "
+             "holding models/)\n", probe);
+      return 77;
+    }
+    fclose(f);
+    const char* q = getenv("MBS_TEST_QUICK");
+    const int quick = q && *q && strcmp(q, "0") != 0;
+    if (quick) printf("MBS_TEST_QUICK: the standing part is left out\n");
+    test_model(data, "gait2392_thelen2003muscle", quick);
+    test_model(data, "gait2354_simbody", quick);
+  }
+  return mbs_test_finish(data ? "test_posture_adapt (published models)" : "test_posture_adapt");
+}
