@@ -23,7 +23,6 @@ static const char* const platform_scales[3] = {"/functions/platform_tx/prescribe
 void mbs_posture_options_default(mbs_posture_options* o) {
   o->knee_flexion = 0;
   o->com_ahead = 0;
-  o->height = 1.75;
   o->settle_time = 0;
   o->accuracy = 1e-5;
   o->mode = MBS_JOINTS_FREE;
@@ -113,8 +112,28 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
   if (rc) return rc;
   const double tol = 1e-9 * total * 9.81;
   double g[2];
-  for (int it = 0; it < 50; it++) {
+  // first the height alone (bisection), the body at its tilt: the spheres just touching carry
+  // nothing, and Newton's method on both from there could wander onto an edge of the feet
+  {
+    const double y0 = mbs_state_q(st)[qi[0]];
+    double hi = y0, lo = y0 - 0.05;
+    mbs_state_upd_q(st)[qi[0]] = lo;
     if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+    if (!(g[0] < 0))
+      return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: 5 cm into the platform, the "
+                      "feet's contact still does not carry the body: are the spheres on the "
+                      "feet?");
+    for (int it = 0; it < 60; it++) {
+      mbs_state_upd_q(st)[qi[0]] = 0.5 * (lo + hi);
+      if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+      if (g[0] > 0) hi = 0.5 * (lo + hi);
+      else lo = 0.5 * (lo + hi);
+    }
+  }
+  // then Newton's method on both, with a backtracking line search on g0^2 + (g1 / 0.1 m)^2
+  // (the contact force is very nonlinear) and steps of at most 1 cm and 0.05 rad
+  if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+  for (int it = 0; it < 100; it++) {
     if (fabs(g[0]) < tol && fabs(g[1]) < tol) return MBS_OK;
     // the Jacobian by central differences
     double J[2][2];
@@ -133,13 +152,20 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
     if (!(fabs(det) > 0)) break;
     double dx[2] = {(J[1][1] * g[0] - J[0][1] * g[1]) / det,
                     (-J[1][0] * g[0] + J[0][0] * g[1]) / det};
-    // never more than 5 mm or 0.02 rad at once: the contact force is very nonlinear
-    const double cap[2] = {5e-3, 2e-2};
-    for (int k = 0; k < 2; k++) {
-      if (dx[k] > cap[k]) dx[k] = cap[k];
-      if (dx[k] < -cap[k]) dx[k] = -cap[k];
-      mbs_state_upd_q(st)[qi[k]] -= dx[k];
+    const double cap[2] = {1e-2, 5e-2};
+    double shrink = 1;
+    for (int k = 0; k < 2; k++)
+      if (fabs(dx[k]) > cap[k]) shrink = fmin(shrink, cap[k] / fabs(dx[k]));
+    const double x0[2] = {mbs_state_q(st)[qi[0]], mbs_state_q(st)[qi[1]]};
+    const double merit0 = g[0] * g[0] + 100 * g[1] * g[1];
+    double lambda = shrink, gt[2] = {g[0], g[1]};
+    for (int ls = 0; ls < 40; ls++, lambda *= 0.5) {
+      for (int k = 0; k < 2; k++) mbs_state_upd_q(st)[qi[k]] = x0[k] - lambda * dx[k];
+      if ((rc = pelvis_unbalance(m, st, q, gt, err))) return rc;
+      if (gt[0] * gt[0] + 100 * gt[1] * gt[1] < merit0) break;
     }
+    g[0] = gt[0];
+    g[1] = gt[1];
   }
   return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
                   "posture: no static equilibrium on the feet (unbalanced %.3g N, %.3g N m): "
@@ -152,7 +178,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   const mbs_system* sys = mbs_osim_system(m);
   memset(r, 0, sizeof(*r));
   const double theta = o->knee_flexion;
-  const double target = o->com_ahead > 0 ? o->com_ahead : 0.15 * 0.152 * o->height;
+  double target = o->com_ahead;
   if (!(theta >= 0 && theta < 2.0))
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: knee flexion %g rad is outside "
                     "0 .. 2", theta);
@@ -178,6 +204,34 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   int rc = mbs_osim_default_state(m, st);
   mbs_state_set_time(st, -o->settle_time);
   memset(mbs_state_upd_u(st), 0, (size_t)mbs_system_nu(sys) * sizeof(double));
+  // by default the centre of mass goes where people stand quietly: over the point 35 % of the
+  // way from the rearmost to the foremost sphere centre of the feet (the centre of pressure of
+  // quiet standing lies about 4-5 cm ahead of the ankles, a third of the foot from the heel)
+  if (!(target > 0) && rc == MBS_OK) {
+    double com[3], ankle[3], lo_x = INFINITY, hi_x = -INFINITY;
+    for (int j = 0; j < nj; j++)
+      if (idx[j] >= 0) set_q(m, st, idx[j], 0);
+    if ((rc = com_and_ankles(m, st, com, ankle)) == MBS_OK) {
+      for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
+        if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
+        const int b = mbs_contact_geometry_body(sys, g);
+        if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
+        char path[256];
+        snprintf(path, sizeof path, "/contactgeometryset/%s/location",
+                 mbs_contact_geometry_name(sys, g));
+        const mbs_param_info* pl = mbs_system_find_param(sys, path);
+        double p[3];
+        if (!pl || mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p))
+          continue;
+        lo_x = fmin(lo_x, p[0]);
+        hi_x = fmax(hi_x, p[0]);
+      }
+      if (!(hi_x > lo_x))
+        rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the model has no contact "
+                      "spheres on its feet");
+      target = lo_x + MBS_POSTURE_COM_FRACTION * (hi_x - lo_x) - ankle[0];
+    }
+  }
   // hip flexion h so that the centre of mass is `target` ahead of the ankles (bisection: the
   // centre of mass moves back as the hips flex with the feet flat)
   double lo = -0.3, hi = theta + 0.6, h = 0;

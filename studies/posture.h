@@ -3,7 +3,8 @@
 //
 // For a knee flexion θ the posture is symmetric with the pelvis and trunk upright: knee angle
 // −θ, hip flexion h, ankle angle −(h − θ) so that the feet lie flat, and h chosen so that the
-// centre of mass is `com_ahead` in front of the ankle joints (the talus's origin when the model
+// centre of mass is `com_ahead` in front of the ankle joints (by default over the middle of
+// the base of support) (the talus's origin when the model
 // has a talus, else the foot body's origin), over the base of support. The
 // body is lowered onto the platform and, with every back and leg joint held, brought to static
 // equilibrium on its spheres: Newton's method on the pelvis's height and tilt until the contact's
@@ -20,6 +21,11 @@
 
 #define MBS_POSTURE_REQUIRED_JOINTS 13  // see mbs_posture_joint_names
 #define MBS_POSTURE_MAX_JOINTS 18
+// where the centre of mass stands by default, as a fraction of the base of support from the heel:
+// the centre of pressure of quiet standing lies about 4-5 cm ahead of the ankles (Winter, "Human
+// balance and posture control during standing and walking", Gait & Posture 3, 1995), about a
+// third of the way from the heel to the toes
+#define MBS_POSTURE_COM_FRACTION 0.35
 
 typedef enum mbs_joint_mode {
   MBS_JOINTS_FREE = 0,
@@ -29,8 +35,8 @@ typedef enum mbs_joint_mode {
 typedef struct mbs_posture_options {
   double knee_flexion;   // rad, >= 0
   double com_ahead;      // m; the centre of mass's horizontal distance ahead of the ankles
-                         // (default 0: 0.15 of the foot length, 0.152 H)
-  double height;         // m, the model's stature (for the default com_ahead); default 1.75
+                         // (default 0: MBS_POSTURE_COM_FRACTION of the way from the rearmost to
+                         // the foremost contact-sphere centre of the feet)
   double settle_time;    // s of simulated settling before the static solution (default 0)
   double accuracy;       // of the settling simulation (default 1e-5)
   mbs_joint_mode mode;

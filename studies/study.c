@@ -854,7 +854,6 @@ static int prepare_posture(sample_run* r, double* level) {
   mbs_posture_options_default(&o);
   o.knee_flexion = knee * deg;
   o.mode = mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
-  o.height = S->spec->model_path ? 1.75 : po->height;
   o.com_ahead = po->com_ahead;
   o.accuracy = S->spec->accuracy;
   mbs_posture_result pr;

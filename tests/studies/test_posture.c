@@ -53,7 +53,10 @@ static void test_quiet_standing(void) {
            "pelvis at %.4f m, speed left %.2e, residual %.3e N (weight %.1f N)\n", knee,
            r.hip_flexion / deg, r.ankle_angle / deg, r.com_ahead, r.pelvis_height,
            r.settle_speed, r.residual, weight);
-    EXPECT_NEAR(r.com_ahead, 0.15 * 0.152 * 1.75, 1e-6);
+    // 35 % of the way from the heel sphere's centre (0.25 L behind the ankle, plus the sphere
+    // radius) to the hallux sphere's (0.70 L ahead), L = 0.152 H
+    const double heel = -0.25 * 0.152 * 1.75 + 0.02, hallux = 0.70 * 0.152 * 1.75;
+    EXPECT_NEAR(r.com_ahead, heel + 0.35 * (hallux - heel), 1e-6);
     EXPECT_TRUE(r.residual < 1e-3 * weight);  // the contact carries the body
     EXPECT_TRUE(r.settle_speed < 1e-2);
     // the holding torques make the free model start at rest
