@@ -97,6 +97,28 @@ static int pelvis_unbalance(const mbs_osim_model* m, mbs_state* st, const int q[
   return rc;
 }
 
+// with the pelvis tilted to `tilt`, the pelvis height (between y_top - 5 cm and y_top, where
+// the spheres just touch) at which the contact carries the body's weight; g: what is left
+// unbalanced there
+static int balance_height(const mbs_osim_model* m, mbs_state* st, const int q[2], const int qi[2],
+                          double y_top, double tilt, double g[2], mbs_error* err) {
+  mbs_state_upd_q(st)[qi[1]] = tilt;
+  double hi = y_top + 0.05, lo = y_top - 0.05;
+  int rc;
+  mbs_state_upd_q(st)[qi[0]] = lo;
+  if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+  if (!(g[0] < 0))
+    return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: 5 cm into the platform, the "
+                    "feet's contact still does not carry the body: are the spheres on the feet?");
+  for (int it = 0; it < 64 && hi - lo > 1e-14; it++) {
+    mbs_state_upd_q(st)[qi[0]] = 0.5 * (lo + hi);
+    if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+    if (g[0] > 0) hi = 0.5 * (lo + hi);
+    else lo = 0.5 * (lo + hi);
+  }
+  return MBS_OK;
+}
+
 static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(m);
   const int q[2] = {mbs_osim_find_coordinate(m, "pelvis_ty"),
@@ -110,25 +132,52 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
   int rc = mbs_realize_position(sys, st);
   if (!rc) rc = mbs_calc_center_of_mass(sys, st, &total, com);
   if (rc) return rc;
-  const double tol = 1e-9 * total * 9.81;
+  const double tol = 1e-11 * total * 9.81;
   double g[2];
-  // first the height alone (bisection), the body at its tilt: the spheres just touching carry
-  // nothing, and Newton's method on both from there could wander onto an edge of the feet
-  {
-    const double y0 = mbs_state_q(st)[qi[0]];
-    double hi = y0, lo = y0 - 0.05;
-    mbs_state_upd_q(st)[qi[0]] = lo;
-    if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
-    if (!(g[0] < 0))
-      return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: 5 cm into the platform, the "
-                      "feet's contact still does not carry the body: are the spheres on the "
-                      "feet?");
-    for (int it = 0; it < 60; it++) {
-      mbs_state_upd_q(st)[qi[0]] = 0.5 * (lo + hi);
-      if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
-      if (g[0] > 0) hi = 0.5 * (lo + hi);
-      else lo = 0.5 * (lo + hi);
+  // first a robust solution: for a tilt, the height where the contact carries the weight
+  // (bisection: the spheres just touching carry nothing); then the tilt where the pitching
+  // moment vanishes, searched outward from the start so that the body stays flat on its feet
+  // (a tilt onto the heels or the toes balances too, on an edge); then Newton's method on both
+  int bad = 0;
+  const double y0 = mbs_state_q(st)[qi[0]], t0 = mbs_state_q(st)[qi[1]];
+#define MBS_BALANCE_AT(tilt, out)                                                   \
+  do {                                                                              \
+    if ((rc = balance_height(m, st, q, qi, y0, (tilt), out, err))) return rc;       \
+  } while (0)
+  double ga[2], gb[2], a = t0 - 0.01, b = t0 + 0.01;
+  MBS_BALANCE_AT(a, ga);
+  MBS_BALANCE_AT(b, gb);
+  for (int k = 0; k < 12 && ga[1] * gb[1] > 0; k++) {  // widen to +-0.4 rad
+    a -= 0.02 * (k + 1);
+    b += 0.02 * (k + 1);
+    MBS_BALANCE_AT(a, ga);
+    MBS_BALANCE_AT(b, gb);
+  }
+  if (ga[1] * gb[1] > 0) bad = 1;
+  for (int it = 0; it < 200 && !bad && b - a > 1e-13; it++) {
+    // regula falsi (Illinois), falling back on bisection
+    double c = (a * gb[1] - b * ga[1]) / (gb[1] - ga[1]);
+    if (!(c > a && c < b)) c = 0.5 * (a + b);
+    double gc[2];
+    MBS_BALANCE_AT(c, gc);
+    if (fabs(gc[1]) < tol) {
+      a = b = c;
+      break;
     }
+    if (gc[1] * ga[1] > 0) {
+      a = c;
+      ga[1] = gc[1];
+      gb[1] *= 0.5;
+    } else {
+      b = c;
+      gb[1] = gc[1];
+      ga[1] *= 0.5;
+    }
+  }
+#undef MBS_BALANCE_AT
+  if (!bad) {
+    double gm[2];
+    if ((rc = balance_height(m, st, q, qi, y0, 0.5 * (a + b), gm, err))) return rc;
   }
   // then Newton's method on both, with a backtracking line search on g0^2 + (g1 / 0.1 m)^2
   // (the contact force is very nonlinear) and steps of at most 1 cm and 0.05 rad

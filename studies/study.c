@@ -1237,10 +1237,29 @@ static int merger_open(merger* M) {
       {"threads_per_rank_last_run", threads},
       {"started_last_run", started},
   };
+  // a posture study says what it did
+  const mbs_spec_posture* po = sp->posture;
+  char duration[32], fall[200], pert[200];
+  snprintf(duration, sizeof(duration), "%.17g", sp->duration);
+  if (po) {
+    snprintf(fall, sizeof(fall), "the pelvis (its origin) below %g of its quiet-standing height",
+             po->fall_fraction);
+    snprintf(pert, sizeof(pert), "platform displaced by the magnitude along the direction over "
+             "%g s, profile %s", po->perturbation_duration,
+             po->profile ? po->profile : "smooth_step");
+  }
+  mbs_store_attribute all[sizeof(attrs) / sizeof(attrs[0]) + 4];
+  int nattr = (int)(sizeof(attrs) / sizeof(attrs[0]));
+  memcpy(all, attrs, sizeof(attrs));
+  if (po) {
+    all[nattr++] = (mbs_store_attribute){"study", "posture"};
+    all[nattr++] = (mbs_store_attribute){"simulated_duration", duration};
+    all[nattr++] = (mbs_store_attribute){"fall_criterion", fall};
+    all[nattr++] = (mbs_store_attribute){"perturbation", pert};
+  }
   static const double pct[5] = {5, 25, 50, 75, 95};
   const mbs_store_layout layout = {S->nsamples, S->np, pn, pu, S->nframes, S->times, nq, sq,
-                                   S->nscal, sn, su, 5, pct,
-                                   (int)(sizeof(attrs) / sizeof(attrs[0])), attrs, 0};
+                                   S->nscal, sn, su, 5, pct, nattr, all, 0};
   if (rc == MBS_OK) {
     M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
     if (!M->store) rc = M->err.code;

@@ -15,7 +15,7 @@ Reads /posture (the grid the study wrote) and checks, printing each finding with
      magnitude leaves the model standing does not decrease with knee flexion, per direction,
      and is larger at the most flexed posture than at the least);
   5. joints locked: the stability index does not increase with the magnitude (per posture and
-     direction, within 0.01).
+     direction, within 0.02).
 Exit status 0 when all hold, 1 otherwise (with --report: always 0, for documentation);
 77 when h5py is missing.
 """
@@ -92,7 +92,7 @@ def main():
                 "; ".join(parts) + " (knee %s deg)" % ", ".join("%g" % k for k in knees))
         worst = np.nanmax(np.diff(si[i], axis=2))
         finding("5. joints locked: stability index does not increase with magnitude",
-                bool(worst <= 0.01), "largest increase between neighbouring magnitudes %.4f" % worst)
+                bool(worst <= 0.02), "largest increase between neighbouring magnitudes %.4f" % worst)
     ok = all(results)
     print("all findings hold" if ok else "some findings do not hold")
     return 0 if ok or report else 1

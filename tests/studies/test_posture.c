@@ -96,7 +96,44 @@ static void test_falls(void) {
   mbs_state_destroy(st);
 }
 
+// quiet standing for other contact parameters and body sizes: soft, damped foot pads
+static void test_other_contacts(void) {
+  const double k[3] = {3e6, 3e6, 3e7}, c[3] = {2, 0.5, 1}, H[3] = {1.75, 1.55, 1.95},
+               M[3] = {75, 52, 110};
+  for (int i = 0; i < 3; i++) {
+    mbs_human_params p;
+    mbs_human_params_default(&p);
+    p.lock_joints = 1;
+    p.contact_stiffness = k[i];
+    p.contact_dissipation = c[i];
+    p.height = H[i];
+    p.mass = M[i];
+    char* text = mbs_human_model_osim(&p);
+    mbs_error err;
+    mbs_osim_model* m = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;
+    free(text);
+    EXPECT_TRUE(m != NULL);
+    if (!m) continue;
+    const mbs_system* sys = mbs_osim_system(m);
+    for (int knee = 0; knee <= 45; knee += 45) {
+      mbs_state* st = mbs_state_create(sys);
+      mbs_posture_options o;
+      mbs_posture_options_default(&o);
+      o.knee_flexion = (knee + 1) * deg;
+      mbs_posture_result r;
+      const int rc = mbs_posture_quiet_standing(m, st, &o, &r, &err);
+      EXPECT_OK(rc);
+      if (rc) printf("contact %g Pa, %g s/m, %g m, knee %d: %s\n", k[i], c[i], H[i], knee + 1,
+                     err.message);
+      else EXPECT_TRUE(r.residual < 1e-3 * M[i] * 9.81);
+      mbs_state_destroy(st);
+    }
+    mbs_osim_free(m);
+  }
+}
+
 int main(void) {
+  test_other_contacts();
   mbs_human_params p;
   mbs_human_params_default(&p);
   p.lock_joints = 1;
