@@ -144,16 +144,36 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
   do {                                                                              \
     if ((rc = balance_height(m, st, q, qi, y0, (tilt), out, err))) return rc;       \
   } while (0)
-  double ga[2], gb[2], a = t0 - 0.01, b = t0 + 0.01;
-  MBS_BALANCE_AT(a, ga);
-  MBS_BALANCE_AT(b, gb);
-  for (int k = 0; k < 12 && ga[1] * gb[1] > 0; k++) {  // widen to +-0.4 rad
-    a -= 0.02 * (k + 1);
-    b += 0.02 * (k + 1);
+  // the nearest restoring sign change of the moment to the start, in steps of 0.005 rad on both
+  // sides
+  double ga[2], gb[2], a = t0, b = t0;
+  MBS_BALANCE_AT(t0, ga);
+  double prev[2] = {ga[1], ga[1]};
+  int found = 0;
+  for (int k = 1; k <= 60 && !found; k++)
+    for (int side = 0; side < 2 && !found; side++) {
+      const double t = t0 + (side ? -0.005 : 0.005) * k;
+      double gt[2];
+      MBS_BALANCE_AT(t, gt);
+      // a standing the body returns to: the holding moment needed goes from negative to
+      // positive as the tilt grows (an edge of the feet balances with the opposite sign)
+      const double lower = side ? gt[1] : prev[side], upper = side ? prev[side] : gt[1];
+      if (lower <= 0 && upper >= 0) {
+        found = 1;
+        a = fmin(t, t - (side ? -0.005 : 0.005));
+        b = fmax(t, t - (side ? -0.005 : 0.005));
+      }
+      prev[side] = gt[1];
+    }
+  if (found) {
     MBS_BALANCE_AT(a, ga);
     MBS_BALANCE_AT(b, gb);
   }
-  if (ga[1] * gb[1] > 0) bad = 1;
+  if (!found || ga[1] * gb[1] > 0)
+    return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
+                    "posture: no stable standing on the feet within 0.3 rad of flat: the foot "
+                    "contact is too soft to hold the body upright (its resistance to tilting is "
+                    "below weight x height) or the centre of mass is outside the base of support");
   for (int it = 0; it < 200 && !bad && b - a > 1e-13; it++) {
     // regula falsi (Illinois), falling back on bisection
     double c = (a * gb[1] - b * ga[1]) / (gb[1] - ga[1]);

@@ -96,10 +96,13 @@ static void test_falls(void) {
   mbs_state_destroy(st);
 }
 
-// quiet standing for other contact parameters and body sizes: soft, damped foot pads
+// quiet standing for other contact parameters and body sizes; feet too soft to hold the rigid
+// body upright (the contact's resistance to tilting below weight x height) are refused with a
+// clear message instead of a standing balanced on the toes or heels
 static void test_other_contacts(void) {
-  const double k[3] = {3e6, 3e6, 3e7}, c[3] = {2, 0.5, 1}, H[3] = {1.75, 1.55, 1.95},
-               M[3] = {75, 52, 110};
+  const double k[3] = {1e7, 3e7, 3e6}, c[3] = {2, 1, 2}, H[3] = {1.55, 1.95, 1.75},
+               M[3] = {52, 110, 75};
+  const int stands[3] = {1, 1, 0};
   for (int i = 0; i < 3; i++) {
     mbs_human_params p;
     mbs_human_params_default(&p);
@@ -121,11 +124,28 @@ static void test_other_contacts(void) {
       mbs_posture_options_default(&o);
       o.knee_flexion = (knee + 1) * deg;
       mbs_posture_result r;
+      mbs_error_clear(&err);
       const int rc = mbs_posture_quiet_standing(m, st, &o, &r, &err);
-      EXPECT_OK(rc);
-      if (rc) printf("contact %g Pa, %g s/m, %g m, knee %d: %s\n", k[i], c[i], H[i], knee + 1,
-                     err.message);
-      else EXPECT_TRUE(r.residual < 1e-3 * M[i] * 9.81);
+      printf("contact %g Pa, %g s/m, %g m, %g kg, knee %d deg: %s\n", k[i], c[i], H[i], M[i],
+             knee + 1, rc ? err.message : "stands");
+      if (stands[i]) {
+        EXPECT_OK(rc);
+        if (!rc) {
+          EXPECT_TRUE(r.residual < 1e-6 * M[i] * 9.81);
+          // flat on the feet: the pelvis barely tilted (a standing on an edge tilts by ~0.1)
+          const int tilt = mbs_osim_find_coordinate(m, "pelvis_tilt");
+          EXPECT_TRUE(fabs(mbs_state_q(st)[mbs_osim_coordinate_info(m, tilt)->qindex]) < 0.03);
+          // and it is a standing: locked and left alone, the body stays up
+          double T = 0;
+          o.mode = MBS_JOINTS_LOCKED;
+          EXPECT_OK(mbs_posture_quiet_standing(m, st, &o, &r, &err));
+          EXPECT_OK(mbs_posture_time_to_fall(m, st, 1.0, 0.75, 1e-4, &T, &err));
+          EXPECT_NEAR(T, 1.0, 0);
+        }
+      } else {
+        EXPECT_EQ_INT(rc, MBS_ERR_ASSEMBLY);
+        EXPECT_TRUE(strstr(err.message, "too soft") != NULL);
+      }
       mbs_state_destroy(st);
     }
     mbs_osim_free(m);
