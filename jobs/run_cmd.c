@@ -60,6 +60,7 @@ static int posture_report(const char* output) {
   }
   free(png);
   free(md);
+  mbs_posture_report_cleanup();
   return rc;
 }
 

@@ -1,7 +1,9 @@
 // The report of a finished posture study: the samples on the study's grid as /posture in the
-// result file, a picture in the manner of Fig. 12 of the OpenSim paper (Delp et al. 2007 /
-// Seth et al. 2011), and a Markdown table. See posture_report.h and io/FORMAT.md.
+// result file, a picture in the manner of Fig. 12 of the OpenSim paper (Seth et al. 2011), and a Markdown table. See posture_report.h and io/FORMAT.md.
+#define _GNU_SOURCE  // RTLD_DEFAULT
 #include "posture_report.h"
+
+#include <dlfcn.h>
 
 #include <cairo.h>
 #include <errno.h>
@@ -247,7 +249,10 @@ done:
 static int read_study(report* R, hid_t f, mbs_error* err) {
   const char* path = R->path;
   read_attr_text(f, "study", R->study, sizeof R->study);
+  // the model as the user named it: a built-in's name, an .osim file's name without folders
   read_attr_text(f, "model", R->model, sizeof R->model);
+  const char* slash = strrchr(R->model, '/');
+  if (slash) memmove(R->model, slash + 1, strlen(slash + 1) + 1);
   read_attr_text(f, "fall_criterion", R->fall, sizeof R->fall);
   read_attr_text(f, "simulated_duration", R->duration, sizeof R->duration);
   int rc = find_columns(R, f, err);
@@ -987,4 +992,13 @@ done:
   free(R.g_T);
   free(R.g_sample);
   return rc;
+}
+
+void mbs_posture_report_cleanup(void) {
+  // without both resets, valgrind and LeakSanitizer report fontconfig's configuration (parsed
+  // on the first use of a font) as definitely lost; FcFini is looked up in the process (cairo
+  // loaded fontconfig), so mbstudy does not link fontconfig itself
+  cairo_debug_reset_static_data();
+  void (*fc_fini)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "FcFini");
+  if (fc_fini) fc_fini();
 }

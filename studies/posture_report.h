@@ -27,4 +27,8 @@
 // calling thread and print nothing.
 int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, mbs_error* err);
 
+// Release what cairo and fontconfig keep for the process's lifetime (fonts, configuration), so
+// that leak checkers see a clean exit; call once, after the last report, before exiting.
+void mbs_posture_report_cleanup(void);
+
 #endif  // MBS_STUDIES_POSTURE_REPORT_H_

@@ -368,11 +368,6 @@ int main(int argc, char** argv) {
   EXPECT_EQ_INT(mbs_posture_report(missing, png, NULL, &err), MBS_ERR_IO);
   printf("missing file: %s\n", err.message);
   EXPECT_TRUE(strstr(err.message, missing) != NULL);
-  // cairo's and fontconfig's caches: without both resets, valgrind and LeakSanitizer report
-  // fontconfig's configuration (parsed on first use of a font) as definitely lost. FcFini is
-  // looked up in the process (cairo loaded fontconfig) so the test does not link it itself.
-  cairo_debug_reset_static_data();
-  void (*fc_fini)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "FcFini");
-  if (fc_fini) fc_fini();
+  mbs_posture_report_cleanup();  // cairo's and fontconfig's caches
   return mbs_test_finish("test_posture_report");
 }
