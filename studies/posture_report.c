@@ -1,5 +1,6 @@
 // The report of a finished posture study: the samples on the study's grid as /posture in the
-// result file, a picture in the manner of Fig. 12 of the OpenSim paper (Seth et al. 2011), and a Markdown table. See posture_report.h and io/FORMAT.md.
+// result file, a picture in the manner of Fig. 12 of the OpenSim paper (Seth et al. 2011), and
+// a Markdown table. See posture_report.h and io/FORMAT.md.
 #define _GNU_SOURCE  // RTLD_DEFAULT
 #include "posture_report.h"
 
