@@ -823,6 +823,45 @@ static void draw_panel(cairo_t* cr, const report* R, int m, int d, double px, do
     cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
     font(cr, 14, 0);
     text(cr, 0.5 * (F.x0 + F.x1), 0.5 * (F.y0 + F.y1), "no successful samples", 0.5);
+    return;
+  }
+  // the stable range of each posture (the paper's Fig. 12b): the largest displacement up to
+  // which the model stands for the whole simulated duration, written in the empty part of the
+  // panel (below the lines when some posture stands, above them when every posture falls)
+  const double D = R->duration[0] ? atof(R->duration) : NAN;
+  if (!(D > 0)) return;
+  int stands_any = 0;
+  double range[8];
+  for (int k = 0; k < nk && k < 8; k++) {
+    range[k] = -1;
+    for (int g = 0; g < R->ax[AX_MAG].n; g++) {
+      const double T = R->g_T[cell(R, m, k, d, g)];
+      if (!(T >= D * (1 - 1e-9))) break;
+      range[k] = R->ax[AX_MAG].v[g];
+    }
+    stands_any |= range[k] >= 0;
+  }
+  font(cr, 13, 0);
+  if (!stands_any) {
+    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+    text(cr, F.x1 - 10, px_y(&F, 0.9), "falls at every displacement, 0 cm included", 1);
+    return;
+  }
+  cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+  double y = px_y(&F, 0.5);
+  text(cr, F.x0 + 12, y, "stands the whole simulated time up to:", 0);
+  for (int k = 0; k < nk && k < 8; k++) {
+    y += 18;
+    const double* rgb = palette[k % 8];
+    marker(cr, k, F.x0 + 20, y - 4.5, rgb);
+    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+    if (range[k] >= 0)
+      snprintf(buf, sizeof buf, "%g° knee flexion: %g cm", R->ax[AX_KNEE].v[k],
+               100 * range[k]);
+    else
+      snprintf(buf, sizeof buf, "%g° knee flexion: falls even unperturbed",
+               R->ax[AX_KNEE].v[k]);
+    text(cr, F.x0 + 32, y, buf, 0);
   }
 }
 
