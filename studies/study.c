@@ -255,6 +255,11 @@ static int load_model(study* S, mbs_error* err) {
     h = file_hash(sp->model_path, &ok);
   } else {
     const char* text = mbs_builtin_model(sp->model);
+    if (!text && !strcmp(sp->model, "human"))
+      return plan_fail(err, MBS_ERR_ARGUMENT, sp, 0,
+                       "model: 'human' (mbstudy's standing human) stands on the perturbation "
+                       "platform of a posture study: add a posture: section (knee_flexion, "
+                       "magnitude, ...)");
     if (!text) {
       char list[256] = "";
       for (int i = 0; i < mbs_builtin_model_count(); i++) {
