@@ -1063,12 +1063,11 @@ static int get_pair(spec_ctx* c, field* f, const char* kp, char* out[2]) {
   return MBS_OK;
 }
 
-static const char* const posture_keys[] = {"knee_flexion", "direction",    "magnitude",
-                                           "mode",         "perturbation", "fall_fraction",
-                                           "com_ahead",    "subject",      "contact",
-                                           "feet"};
+static const char* const posture_keys[] = {
+    "knee_flexion", "direction", "magnitude", "mode",       "perturbation",     "fall_fraction",
+    "com_ahead",    "subject",   "contact",   "feet",       "trunk_lean",       "trunk_lean_ratio"};
 enum { PO_KNEE, PO_DIR, PO_MAG, PO_MODE, PO_PERT, PO_FALL, PO_COM, PO_SUBJECT, PO_CONTACT,
-       PO_FEET, PO_N };
+       PO_FEET, PO_LEAN, PO_LEAN_RATIO, PO_N };
 static const char* const perturbation_keys[] = {"duration", "profile"};
 static const char* const subject_keys[] = {"height", "mass"};
 static const char* const contact_keys[] = {"sphere_radius",    "stiffness",
@@ -1152,7 +1151,11 @@ static int read_posture(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
   }
   if ((rc = get_bounded(c, &f[PO_FALL], kp, "fall_fraction", 0, 1, 0.999, &p->fall_fraction)))
     return rc;
-  if ((rc = get_bounded(c, &f[PO_COM], kp, "com_ahead", 0, 0, 1, &p->com_ahead))) return rc;
+  if ((rc = get_bounded(c, &f[PO_COM], kp, "com_ahead", 0, 0, 1, &p->com_ahead)) ||
+      (rc = get_bounded(c, &f[PO_LEAN], kp, "trunk_lean", -20, 0, 60, &p->trunk_lean)) ||
+      (rc = get_bounded(c, &f[PO_LEAN_RATIO], kp, "trunk_lean_ratio", 0, 0, 1.5,
+                        &p->trunk_lean_ratio)))
+    return rc;
   if (f[PO_SUBJECT].present) {
     field g[2];
     kp_key(sub, kp, "subject");

@@ -22,6 +22,7 @@ static const char* const platform_scales[3] = {"/functions/platform_tx/prescribe
 
 void mbs_posture_options_default(mbs_posture_options* o) {
   o->knee_flexion = 0;
+  o->trunk_lean = 0;
   o->com_ahead = 0;
   o->settle_time = 0;
   o->accuracy = 1e-5;
@@ -248,6 +249,9 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   memset(r, 0, sizeof(*r));
   const double theta = o->knee_flexion;
   double target = o->com_ahead;
+  if (!(o->trunk_lean > -0.5 && o->trunk_lean < 1.2))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: trunk lean %g rad is outside "
+                    "-0.5 .. 1.2", o->trunk_lean);
   if (!(theta >= 0 && theta < 2.0))
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: knee flexion %g rad is outside "
                     "0 .. 2", theta);
@@ -303,16 +307,20 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   }
   // hip flexion h so that the centre of mass is `target` ahead of the ankles (bisection: the
   // centre of mass moves back as the hips flex with the feet flat)
-  double lo = -0.3, hi = theta + 0.6, h = 0;
+  const double lean = o->trunk_lean;
+  const int tilt = mbs_osim_find_coordinate(m, "pelvis_tilt");
+  if (tilt < 0) return coord(m, "pelvis_tilt", err), err->code;
+  double lo = -0.3, hi = theta + lean + 0.6, h = 0;
   double com[3], ankle[3];
   for (int it = 0; it < 80 && rc == MBS_OK; it++) {
     h = 0.5 * (lo + hi);
+    set_q(m, st, tilt, -lean);
     set_q(m, st, idx[knee_r], -theta);
     set_q(m, st, idx[knee_l], -theta);
     set_q(m, st, idx[hip_r], h);
     set_q(m, st, idx[hip_l], h);
-    set_q(m, st, idx[ankle_r], theta - h);
-    set_q(m, st, idx[ankle_l], theta - h);
+    set_q(m, st, idx[ankle_r], theta - h + lean);
+    set_q(m, st, idx[ankle_l], theta - h + lean);
     if ((rc = com_and_ankles(m, st, com, ankle))) break;
     const double ahead = com[0] - ankle[0];
     if (ahead > target) lo = h;
@@ -321,7 +329,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   }
   r->hip_flexion = h;
   r->knee_angle = -theta;
-  r->ankle_angle = theta - h;
+  r->ankle_angle = theta - h + lean;
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
   double lowest = INFINITY;

@@ -1,8 +1,9 @@
 // Quiet standing on the perturbation platform, for a model made by mbs_human_model_osim with
 // lock_joints = 1 (or any model with the same coordinate and actuator names).
 //
-// For a knee flexion θ the posture is symmetric with the pelvis and trunk upright: knee angle
-// −θ, hip flexion h, ankle angle −(h − θ) so that the feet lie flat, and h chosen so that the
+// For a knee flexion θ the posture is symmetric with the pelvis and trunk upright (or leaning
+// forward by λ = trunk_lean: pelvis tilt −λ, the lumbar joint straight): knee angle −θ, hip
+// flexion h, ankle angle θ − h + λ so that the feet lie flat, and h chosen so that the
 // centre of mass is `com_ahead` in front of the ankle joints (by default over the middle of
 // the base of support) (the talus's origin when the model
 // has a talus, else the foot body's origin), over the base of support. The
@@ -34,6 +35,7 @@ typedef enum mbs_joint_mode {
 
 typedef struct mbs_posture_options {
   double knee_flexion;   // rad, >= 0
+  double trunk_lean;     // rad; the pelvis and trunk lean forward by this (default 0: upright)
   double com_ahead;      // m; the centre of mass's horizontal distance ahead of the ankles
                          // (default 0: MBS_POSTURE_COM_FRACTION of the way from the rearmost to
                          // the foremost contact-sphere centre of the feet)

@@ -858,6 +858,7 @@ static int prepare_posture(sample_run* r, double* level) {
   mbs_posture_options o;
   mbs_posture_options_default(&o);
   o.knee_flexion = knee * deg;
+  o.trunk_lean = (po->trunk_lean + po->trunk_lean_ratio * knee) * deg;
   o.mode = mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
   o.com_ahead = po->com_ahead;
   o.accuracy = S->spec->accuracy;

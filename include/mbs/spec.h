@@ -139,7 +139,9 @@ enum {
 //     fall_fraction: 0.75               # fallen when the pelvis is below this fraction of its
 //                                       # standing height
 //     com_ahead: 0                      # m the centre of mass stands ahead of the ankles
-//                                       # (0: 15 % of the foot length)
+//                                       # (0: 35 % of the base of support from the heel)
+//     trunk_lean: 0                     # deg the pelvis and trunk lean forward, plus
+//     trunk_lean_ratio: 0               # this many deg per deg of knee flexion
 //     subject: {height: 1.75, mass: 75} # the built-in human's size
 //     contact: {sphere_radius: 0.02, stiffness: 1.0e7, dissipation: 1, static_friction: 0.9,
 //               dynamic_friction: 0.8, viscous_friction: 0, transition_velocity: 0.05}
@@ -160,6 +162,8 @@ typedef struct mbs_spec_posture {
   char* profile;
   double fall_fraction;
   double com_ahead;            // m, 0: default
+  double trunk_lean;           // deg
+  double trunk_lean_ratio;     // deg of lean per deg of knee flexion
   double height, mass;         // built-in human
   // contact; NAN: the model builder's default
   double sphere_radius, stiffness, dissipation, static_friction, dynamic_friction,

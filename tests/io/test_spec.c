@@ -607,6 +607,8 @@ static void test_posture(void) {
       "  mode: [locked]\n"
       "  perturbation: {duration: 0.3, profile: cosine}\n"
       "  fall_fraction: 0.7\n"
+      "  trunk_lean: 5\n"
+      "  trunk_lean_ratio: 0.5\n"
       "  subject: {height: 1.6, mass: 60}\n"
       "  contact: {stiffness: 2.0e7, static_friction: 1.0}\n"
       "parameters:\n"
@@ -635,6 +637,7 @@ static void test_posture(void) {
   EXPECT_TRUE(p->perturbation_duration == 0.3);
   EXPECT_TRUE(same_str(p->profile, "cosine"));
   EXPECT_TRUE(p->fall_fraction == 0.7);
+  EXPECT_TRUE(p->trunk_lean == 5 && p->trunk_lean_ratio == 0.5);
   EXPECT_TRUE(p->height == 1.6 && p->mass == 60);
   EXPECT_TRUE(p->stiffness == 2e7 && p->static_friction == 1.0);
   EXPECT_TRUE(isnan(p->dissipation));
@@ -699,6 +702,9 @@ static void test_posture(void) {
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  feet: {foot_length: 0.25}\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 6, "posture.feet: only for .osim models"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  trunk_lean_ratio: 3\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 6, "posture.trunk_lean_ratio: 3 is outside 0 .. 1.5"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  stance: wide\noutput: r.h5\n",
        MBS_ERR_PARSE, 6, "posture.stance: unknown key"},

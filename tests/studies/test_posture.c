@@ -152,6 +152,52 @@ static void test_other_contacts(void) {
   }
 }
 
+// a crouch with the pelvis and trunk leaning forward: the lean is the pelvis's tilt, the feet
+// are still flat (the foot's pitch in Ground is the sum of the joint angles down the leg), the
+// centre of mass stands where it should, and the body stands in equilibrium
+static void test_trunk_lean(void) {
+  const mbs_system* sys = mbs_osim_system(model);
+  const double lean = 20 * deg, knee = 45 * deg;
+  mbs_state* st = mbs_state_create(sys);
+  mbs_posture_options o;
+  mbs_posture_options_default(&o);
+  o.knee_flexion = knee;
+  o.trunk_lean = lean;
+  o.mode = MBS_JOINTS_LOCKED;
+  mbs_posture_result r;
+  mbs_error err;
+  EXPECT_OK(mbs_posture_quiet_standing(model, st, &o, &r, &err));
+  const double* q = mbs_state_q(st);
+  const double tilt = q[mbs_osim_coordinate_info(model, mbs_osim_find_coordinate(model,
+                                                  "pelvis_tilt"))->qindex];
+  const double hip = q[mbs_osim_coordinate_info(model, mbs_osim_find_coordinate(model,
+                                                 "hip_flexion_r"))->qindex];
+  const double kn = q[mbs_osim_coordinate_info(model, mbs_osim_find_coordinate(model,
+                                                "knee_angle_r"))->qindex];
+  const double ank = q[mbs_osim_coordinate_info(model, mbs_osim_find_coordinate(model,
+                                                 "ankle_angle_r"))->qindex];
+  printf("lean 20 deg, knee 45 deg: pelvis tilt %.2f deg, hip %.2f deg, ankle %.2f deg, "
+         "residual %.2e N\n", tilt / deg, hip / deg, ank / deg, r.residual);
+  // the pelvis leans forward by the lean, up to the small rigid tilt of settling on the spheres
+  EXPECT_NEAR(tilt, -lean, 0.03);
+  // the foot's pitch relative to the pelvis's tilt: flat when hip + knee + ankle = 0 ... + lean
+  EXPECT_NEAR(hip + kn + ank - lean, 0, 1e-12);
+  EXPECT_NEAR(kn, -knee, 1e-12);
+  // the hips flex further than upright (the trunk's weight moves forward)
+  mbs_posture_result upright;
+  mbs_state* st2 = mbs_state_create(sys);
+  o.trunk_lean = 0;
+  EXPECT_OK(mbs_posture_quiet_standing(model, st2, &o, &upright, &err));
+  EXPECT_TRUE(r.hip_flexion > upright.hip_flexion + 0.5 * lean);
+  EXPECT_NEAR(r.com_ahead, upright.com_ahead, 1e-6);
+  EXPECT_TRUE(r.residual < 1e-6 * 75 * 9.81);
+  double T = 0;
+  EXPECT_OK(mbs_posture_time_to_fall(model, st, 1.0, 0.75, 1e-4, &T, &err));
+  EXPECT_NEAR(T, 1.0, 0);
+  mbs_state_destroy(st);
+  mbs_state_destroy(st2);
+}
+
 int main(void) {
   test_other_contacts();
   mbs_human_params p;
@@ -167,6 +213,7 @@ int main(void) {
     return mbs_test_finish("test_posture");
   }
   test_quiet_standing();
+  test_trunk_lean();
   test_falls();
   mbs_osim_free(model);
   return mbs_test_finish("test_posture");
