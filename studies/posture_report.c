@@ -417,6 +417,8 @@ static int direction_kind(double deg) {
   if (d < 0) d += 360;
   if (fabs(d) < 1e-9 || fabs(d - 360) < 1e-9) return 0;
   if (fabs(d - 180) < 1e-9) return 180;
+  if (fabs(d - 90) < 1e-9) return 90;
+  if (fabs(d - 270) < 1e-9) return 270;
   return -1;
 }
 
@@ -424,6 +426,8 @@ static const char* direction_short(double deg, char* buf, size_t n) {
   const int k = direction_kind(deg);
   if (k == 0) return "anterior";
   if (k == 180) return "posterior";
+  if (k == 90) return "right";
+  if (k == 270) return "left";
   snprintf(buf, n, "%g°", deg);
   return buf;
 }
@@ -432,7 +436,9 @@ static const char* direction_long(double deg, char* buf, size_t n) {
   const int k = direction_kind(deg);
   if (k == 0) return "anterior platform displacement";
   if (k == 180) return "posterior platform displacement";
-  snprintf(buf, n, "direction %g°", deg);
+  if (k == 90) return "platform displaced to the right";
+  if (k == 270) return "platform displaced to the left";
+  snprintf(buf, n, "platform displaced at %g° (0° anterior, 90° right)", deg);
   return buf;
 }
 
