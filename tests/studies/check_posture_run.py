@@ -15,6 +15,7 @@ Checks, against the simulation's own records:
   - locked joints: the stable magnitudes form an interval from 0, and the stability index does
     not increase with the magnitude (within 0.02: a fall about 2 s after a larger push can come
     a little later, the first half of the platform's motion tilting the body the other way);
+  - friction carries the bodies that stand along with the platform;
   - fall detection: a fall is reported only when the pelvis really dropped (the pelvis height at
     the last frame before T is above the fall level and the motion ends at T), and every sample
     that stands to the end keeps its pelvis above the level all along; the largest perturbation
@@ -106,6 +107,19 @@ def main():
         else:
             good &= bool(rec.all() and np.all(y[s] > level[s]))
     check(good, "falls are detected where the pelvis passes 3/4 of its height, and only there")
+    # friction carries a standing body along with the platform: the right foot (its body
+    # origin, the ankle) stays where it stood on the platform, within millimetres (the foot rocks
+    # on its spheres), while the platform moves by up to the largest standing magnitude
+    q = f["trajectories/q"]
+    foot = f["trajectories/bodies/calcn_r/position"]
+    rel_x = foot[:, :, 0] - q[:, :, qn.index("platform_tx")]
+    rel_z = foot[:, :, 2] - q[:, :, qn.index("platform_tz")]
+    stood = T >= D
+    slip = np.hypot(rel_x - rel_x[:, :1], rel_z - rel_z[:, :1])[stood]
+    mag = P[stood, col["magnitude"]]
+    check(bool(np.all(slip < 0.01)) and bool(np.any(mag > 0.02)),
+          "standing bodies travel with the platform (up to %.0f cm): the foot stays within "
+          "%.4f m of its place on the platform" % (100 * mag.max(), slip.max()))
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
