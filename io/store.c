@@ -19,13 +19,14 @@
 #include <zlib.h>
 #include <hdf5_hl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "h5_util.h"
 
 #define STORE_KIB 1024L
 #define STORE_MIB (1024L * 1024L)
@@ -90,86 +91,6 @@ struct mbs_store {
 };
 
 // ------------------------------------------------------------------------------------------
-// HDF5 errors
-
-typedef struct h5quiet {
-  H5E_auto2_t func;
-  void* data;
-} h5quiet;
-
-static h5quiet quiet_begin(void) {
-  h5quiet q = {NULL, NULL};
-  H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  return q;
-}
-
-static void quiet_end(h5quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
-
-typedef struct walk_info {
-  char api[64];
-  char inner[256];
-  int n;
-} walk_info;
-
-static herr_t walk_cb(unsigned n, const H5E_error2_t* e, void* data) {
-  walk_info* w = data;
-  if (n == 0 && e->func_name) snprintf(w->api, sizeof w->api, "%s", e->func_name);
-  if (e->desc && *e->desc) snprintf(w->inner, sizeof w->inner, "%s", e->desc);
-  w->n++;
-  return 0;
-}
-
-// Turn the HDF5 error stack (read before any other HDF5 call clears it) into a status.
-static int h5_fail(mbs_error* err, const char* path, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int h5_fail(mbs_error* err, const char* path, const char* fmt, ...) {
-  char what[192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  walk_info w;
-  memset(&w, 0, sizeof w);
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &w);
-  H5Eclear2(H5E_DEFAULT);
-  // the system's message when the innermost error carries one ("error message = '...'")
-  const char* sys = strstr(w.inner, "error message = '");
-  if (sys) {
-    sys += strlen("error message = '");
-    const char* end = strchr(sys, '\'');
-    const int len = end ? (int)(end - sys) : (int)strlen(sys);
-    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %.*s (HDF5 %s)", path, what, len, sys,
-                    w.api[0] ? w.api : "error");
-  }
-  if (w.n && w.inner[0])
-    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %s (HDF5 %s)", path, what, w.inner,
-                    w.api[0] ? w.api : "error");
-  return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s (HDF5 error)", path, what);
-}
-
-#define H5TRY(call, ...)                         \
-  do {                                           \
-    if ((call) < 0) {                            \
-      rc = h5_fail(err, path, __VA_ARGS__);      \
-      goto done;                                 \
-    }                                            \
-  } while (0)
-
-#define NOMEM(ptr)                                                                      \
-  do {                                                                                  \
-    if (!(ptr)) {                                                                       \
-      rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);           \
-      goto done;                                                                        \
-    }                                                                                   \
-  } while (0)
-
-static void close_id(hid_t* id, herr_t (*fn)(hid_t)) {
-  if (*id >= 0) fn(*id);
-  *id = -1;
-}
-
-// ------------------------------------------------------------------------------------------
 // small helpers
 
 static char* dup_str(const char* s) {
@@ -232,40 +153,8 @@ static const char* basename_of(const char* path) {
   return b ? b + 1 : path;
 }
 
-// fixed-length, NUL-padded UTF-8 string type of `width` bytes (at least 1)
-static hid_t str_type(size_t width) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  if (t < 0) return t;
-  if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
-      H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
-    H5Tclose(t);
-    return -1;
-  }
-  return t;
-}
-
 // ------------------------------------------------------------------------------------------
 // attributes and small datasets
-
-static int attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
-                       const char* value) {
-  int rc = 0;
-  hid_t t = -1, sp = -1, a = -1;
-  if (!value) value = "";
-  size_t n = strlen(value);
-  htri_t exists = H5Aexists(loc, key);
-  H5TRY(exists, "check attribute '%s'", key);
-  if (exists > 0) H5TRY(H5Adelete(loc, key), "replace attribute '%s'", key);
-  H5TRY(t = str_type(n), "make a string type for attribute '%s'", key);
-  H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
-  H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
-  H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
-done:
-  close_id(&a, H5Aclose);
-  close_id(&sp, H5Sclose);
-  close_id(&t, H5Tclose);
-  return rc;
-}
 
 // n strings packed as fixed-width fields; *width receives the field width (>= 1)
 static char* pack_strings(int n, const char* const* v, size_t* width) {
@@ -288,14 +177,14 @@ static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char*
   char* buf = pack_strings(n, v, &w);
   NOMEM(buf);
   hsize_t dims[1] = {(hsize_t)n};
-  H5TRY(t = str_type(w), "make a string type for attribute '%s'", key);
+  H5TRY(t = mbs_h5_str_type(w), "make a string type for attribute '%s'", key);
   H5TRY(sp = H5Screate_simple(1, dims, NULL), "make a dataspace for attribute '%s'", key);
   H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
   if (n > 0) H5TRY(H5Awrite(a, t, buf), "write attribute '%s'", key);
 done:
-  close_id(&a, H5Aclose);
-  close_id(&sp, H5Sclose);
-  close_id(&t, H5Tclose);
+  mbs_h5_close(&a, H5Aclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&t, H5Tclose);
   free(buf);
   return rc;
 }
@@ -309,8 +198,8 @@ static int attr_int64(const char* path, mbs_error* err, hid_t loc, const char* k
         "create attribute '%s'", key);
   H5TRY(H5Awrite(a, H5T_NATIVE_INT64, &value), "write attribute '%s'", key);
 done:
-  close_id(&a, H5Aclose);
-  close_id(&sp, H5Sclose);
+  mbs_h5_close(&a, H5Aclose);
+  mbs_h5_close(&sp, H5Sclose);
   return rc;
 }
 
@@ -375,8 +264,8 @@ static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
   H5TRY(*out = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
         "create dataset '%s'", name);
 done:
-  close_id(&dcpl, H5Pclose);
-  close_id(&sp, H5Sclose);
+  mbs_h5_close(&dcpl, H5Pclose);
+  mbs_h5_close(&sp, H5Sclose);
   return rc;
 }
 
@@ -410,8 +299,8 @@ static int write_rows(const char* path, mbs_error* err, hid_t d, hid_t memtype, 
   H5TRY(H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, buf), "write samples %llu..%llu of '%s'",
         (unsigned long long)first, (unsigned long long)(first + rows - 1), name);
 done:
-  close_id(&ms, H5Sclose);
-  close_id(&fs, H5Sclose);
+  mbs_h5_close(&ms, H5Sclose);
+  mbs_h5_close(&fs, H5Sclose);
   return rc;
 }
 
@@ -436,14 +325,14 @@ static int string_scale(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
   *out = -1;
   NOMEM(buf);
   hsize_t dims[1] = {(hsize_t)n};
-  H5TRY(t = str_type(w), "make a string type for '%s'", name);
+  H5TRY(t = mbs_h5_str_type(w), "make a string type for '%s'", name);
   rc = make_dataset(path, err, loc, gcpl, name, t, 1, dims, NULL, 0, NULL, out);
   if (rc) goto done;
   if (n > 0) rc = write_all(path, err, *out, t, buf, name);
   if (rc) goto done;
   H5TRY(H5DSset_scale(*out, scale_name), "make '%s' a dimension scale", name);
 done:
-  close_id(&t, H5Tclose);
+  mbs_h5_close(&t, H5Tclose);
   free(buf);
   return rc;
 }
@@ -551,15 +440,15 @@ static void reset_block(mbs_store* s) {
 
 static void close_all(mbs_store* s) {
   for (int k = 0; s->q && k < s->nq; k++) {
-    close_id(&s->q[k].dset, H5Dclose);
-    close_id(&s->q[k].comps, H5Dclose);
+    mbs_h5_close(&s->q[k].dset, H5Dclose);
+    mbs_h5_close(&s->q[k].comps, H5Dclose);
   }
-  for (int k = 0; s->sc && k < s->nsc; k++) close_id(&s->sc[k].dset, H5Dclose);
+  for (int k = 0; s->sc && k < s->nsc; k++) mbs_h5_close(&s->sc[k].dset, H5Dclose);
   hid_t* ds[] = {&s->samples, &s->time, &s->params, &s->pnames, &s->code,
                  &s->message, &s->wall, &s->steps, &s->done};
-  for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) close_id(ds[i], H5Dclose);
-  close_id(&s->message_type, H5Tclose);
-  close_id(&s->gcpl, H5Pclose);
+  for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) mbs_h5_close(ds[i], H5Dclose);
+  mbs_h5_close(&s->message_type, H5Tclose);
+  mbs_h5_close(&s->gcpl, H5Pclose);
 }
 
 static void free_store(mbs_store* s) {
@@ -681,8 +570,8 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
 
   // root attributes: provenance, then the format version (which always wins)
   for (int i = 0; i < L->nattributes && !rc; i++)
-    rc = attr_string(path, err, s->file, L->attributes[i].key, L->attributes[i].value);
-  if (!rc) rc = attr_string(path, err, s->file, "mbstudy_format", FORMAT_VERSION);
+    rc = mbs_h5_attr_string(path, err, s->file, L->attributes[i].key, L->attributes[i].value);
+  if (!rc) rc = mbs_h5_attr_string(path, err, s->file, "mbstudy_format", FORMAT_VERSION);
   if (rc) goto done;
 
   // /samples: 0..n-1, the scale of every per-sample axis
@@ -710,7 +599,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     rc = make_dataset(path, err, s->file, s->gcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &s->time);
     if (!rc) rc = write_all(path, err, s->time, H5T_NATIVE_DOUBLE, L->times, "/time");
-    if (!rc) rc = attr_string(path, err, s->time, "units", "s");
+    if (!rc) rc = mbs_h5_attr_string(path, err, s->time, "units", "s");
     if (rc) goto done;
     H5TRY(H5DSset_scale(s->time, "time"), "make '/time' a dimension scale");
   }
@@ -734,7 +623,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
     ch[0] = meta_chunk(s->nsamples, 8);
     s->meta_chunk_meta = ch[0];
-    H5TRY(s->message_type = str_type(MESSAGE_WIDTH), "make the message string type");
+    H5TRY(s->message_type = mbs_h5_str_type(MESSAGE_WIDTH), "make the message string type");
     rc = make_dataset(path, err, s->file, s->gcpl, "status/code", H5T_STD_I32LE, 1, dims, ch, 1,
                       &zero32, &s->code);
     if (!rc) {
@@ -747,7 +636,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     if (!rc)
       rc = make_dataset(path, err, s->file, s->gcpl, "status/wall_time", H5T_IEEE_F64LE, 1,
                         dims, ch, 1, &nan, &s->wall);
-    if (!rc) rc = attr_string(path, err, s->wall, "units", "s");
+    if (!rc) rc = mbs_h5_attr_string(path, err, s->wall, "units", "s");
     if (!rc)
       rc = make_dataset(path, err, s->file, s->gcpl, "status/steps", H5T_STD_I64LE, 1, dims, ch,
                         1, &zero64, &s->steps);
@@ -755,11 +644,12 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       rc = make_dataset(path, err, s->file, s->gcpl, "status/done", H5T_STD_U8LE, 1, dims, ch, 1,
                         &zero8, &s->done);
     if (!rc)
-      rc = attr_string(path, err, s->code, "description",
-                       "mbs_status of the sample: 0 ok, positive informational, negative error");
+      rc = mbs_h5_attr_string(
+          path, err, s->code, "description",
+          "mbs_status of the sample: 0 ok, positive informational, negative error");
     if (!rc)
-      rc = attr_string(path, err, s->done, "description",
-                       "1 when the sample was written, 0 when it never arrived (fill values)");
+      rc = mbs_h5_attr_string(path, err, s->done, "description",
+                           "1 when the sample was written, 0 when it never arrived (fill values)");
     hid_t st[] = {s->code, s->message, s->wall, s->steps, s->done};
     const char* nm[] = {"/status/code", "/status/message", "/status/wall_time", "/status/steps",
                         "/status/done"};
@@ -821,7 +711,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     c->chunk = ch[0];
     rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
                       &c->dset);
-    if (!rc) rc = attr_string(path, err, c->dset, "units", c->unit);
+    if (!rc) rc = mbs_h5_attr_string(path, err, c->dset, "units", c->unit);
     if (!rc) rc = attach(path, err, c->dset, s->samples, 0, "sample", name);
     if (rc) goto done;
   }
@@ -834,16 +724,16 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       if (!e) {
         rc = make_group(path, err, s->file, s->gcpl, groups[i], &g);
         if (rc) goto done;
-        close_id(&g, H5Gclose);
+        mbs_h5_close(&g, H5Gclose);
       }
     }
   }
   H5TRY(H5Fflush(s->file, H5F_SCOPE_LOCAL), "flush the file");
 done:
   free(idx);
-  close_id(&g, H5Gclose);
-  close_id(&fcpl, H5Pclose);
-  close_id(&fapl, H5Pclose);
+  mbs_h5_close(&g, H5Gclose);
+  mbs_h5_close(&fcpl, H5Pclose);
+  mbs_h5_close(&fapl, H5Pclose);
   return rc;
 }
 
@@ -864,17 +754,17 @@ mbs_store* mbs_store_create(const char* path, const mbs_store_layout* layout, in
     MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory for the store's buffers", path);
     return NULL;
   }
-  h5quiet qz = quiet_begin();
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
   int rc = build_file(s, layout, force, err);
   if (rc) {
     const int created = s->file >= 0;
     close_all(s);
-    close_id(&s->file, H5Fclose);
+    mbs_h5_close(&s->file, H5Fclose);
     if (created) unlink(path);  // never leave a half-made file behind
     free_store(s);
     s = NULL;
   }
-  quiet_end(qz);
+  mbs_h5_quiet_end(qz);
   return s;
 }
 
@@ -926,12 +816,12 @@ static int create_trajectory(mbs_store* s, store_quantity* q, const double* prob
   hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
   int rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk,
                         q->compressed, &nan, &q->dset);
-  if (!rc) rc = attr_string(path, err, q->dset, "units", q->unit);
+  if (!rc) rc = mbs_h5_attr_string(path, err, q->dset, "units", q->unit);
   if (!rc)
-    rc = attr_string(path, err, q->dset, "compression",
-                     q->compressed ? "shuffle + deflate level " DEFLATE_LEVEL_TEXT
-                                   : "none (the first block compressed by less than "
-                                     MIN_RATIO_TEXT ")");
+    rc = mbs_h5_attr_string(path, err, q->dset, "compression",
+                         q->compressed ? "shuffle + deflate level " DEFLATE_LEVEL_TEXT
+                                       : "none (the first block compressed by less than "
+                                         MIN_RATIO_TEXT ")");
   if (!rc) rc = attach(path, err, q->dset, s->samples, 0, "sample", full);
   if (!rc) rc = attach(path, err, q->dset, s->time, 1, "time", full);
   if (!rc) rc = attach(path, err, q->dset, q->comps, 2, "component", full);
@@ -1011,9 +901,9 @@ int mbs_store_write_sample(mbs_store* s, const mbs_store_sample* x, mbs_error* e
   int rc = MBS_OK;
   if (x->index >= s->block + s->spc) {
     if (s->dirty) {
-      h5quiet qz = quiet_begin();
+      mbs_h5_quiet qz = mbs_h5_quiet_begin();
       rc = flush_block(s, err);
-      quiet_end(qz);
+      mbs_h5_quiet_end(qz);
       if (rc) return rc;
     }
     s->block = x->index / s->spc * s->spc;
@@ -1054,9 +944,9 @@ int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mb
   if (!strcmp(key, "mbstudy_format"))
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, s->path, "%s: the attribute 'mbstudy_format' is "
                     "reserved", s->path);
-  h5quiet qz = quiet_begin();
-  int rc = attr_string(s->path, err, s->file, key, value);
-  quiet_end(qz);
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
+  int rc = mbs_h5_attr_string(s->path, err, s->file, key, value);
+  mbs_h5_quiet_end(qz);
   return rc;
 }
 
@@ -1186,16 +1076,16 @@ static int read_mask(mbs_store* s, uint8_t* ok, long* nok, mbs_error* err) {
           "read '/status/code' back");
     H5TRY(H5Dread(s->done, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, done),
           "read '/status/done' back");
-    close_id(&fs, H5Sclose);
-    close_id(&ms, H5Sclose);
+    mbs_h5_close(&fs, H5Sclose);
+    mbs_h5_close(&ms, H5Sclose);
     for (hsize_t i = 0; i < count[0]; i++) {
       ok[first + (long)i] = done[i] == 1 && code[i] == 0;
       *nok += ok[first + (long)i];
     }
   }
 done:
-  close_id(&fs, H5Sclose);
-  close_id(&ms, H5Sclose);
+  mbs_h5_close(&fs, H5Sclose);
+  mbs_h5_close(&ms, H5Sclose);
   free(code);
   free(done);
   return rc;
@@ -1262,8 +1152,8 @@ static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int 
         H5TRY(ms = H5Screate_simple(rank, count, NULL), "make a memory dataspace");
         H5TRY(H5Dread(src, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, rbuf),
               "read '%s' back for percentiles", name);
-        close_id(&fs, H5Sclose);
-        close_id(&ms, H5Sclose);
+        mbs_h5_close(&fs, H5Sclose);
+        mbs_h5_close(&ms, H5Sclose);
         for (long r = 0; r < rn; r++) {
           if (!ok[s0 + r]) continue;
           const double* v = rbuf + (size_t)r * (size_t)m;
@@ -1288,15 +1178,15 @@ static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int 
       H5TRY(oms = H5Screate_simple(rank, ocount, NULL), "make a memory dataspace");
       H5TRY(H5Dwrite(out, H5T_NATIVE_DOUBLE, oms, ofs, H5P_DEFAULT, obuf),
             "write the percentiles of '%s'", name);
-      close_id(&ofs, H5Sclose);
-      close_id(&oms, H5Sclose);
+      mbs_h5_close(&ofs, H5Sclose);
+      mbs_h5_close(&oms, H5Sclose);
     }
   }
 done:
-  close_id(&fs, H5Sclose);
-  close_id(&ms, H5Sclose);
-  close_id(&ofs, H5Sclose);
-  close_id(&oms, H5Sclose);
+  mbs_h5_close(&fs, H5Sclose);
+  mbs_h5_close(&ms, H5Sclose);
+  mbs_h5_close(&ofs, H5Sclose);
+  mbs_h5_close(&oms, H5Sclose);
   free(cols);
   free(cnt);
   free(rbuf);
@@ -1326,11 +1216,11 @@ static int write_moments(mbs_store* s, hid_t g, int rank, const hsize_t* dims, c
   if (!rc) rc = make_dataset(path, err, g, s->gcpl, "mean", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &dm);
   if (!rc) rc = write_all(path, err, dm, H5T_NATIVE_DOUBLE, mu, name);
-  if (!rc) rc = attr_string(path, err, dm, "units", unit);
+  if (!rc) rc = mbs_h5_attr_string(path, err, dm, "units", unit);
   if (!rc) rc = make_dataset(path, err, g, s->gcpl, "std", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &ds);
   if (!rc) rc = write_all(path, err, ds, H5T_NATIVE_DOUBLE, sd, name);
-  if (!rc) rc = attr_string(path, err, ds, "units", unit);
+  if (!rc) rc = mbs_h5_attr_string(path, err, ds, "units", unit);
   if (!rc) rc = attr_int64(path, err, ds, "ddof", 1);
   if (!rc && rank == 2) {
     hid_t d3[3] = {dc, dm, ds};
@@ -1340,9 +1230,9 @@ static int write_moments(mbs_store* s, hid_t g, int rank, const hsize_t* dims, c
     }
   }
 done:
-  close_id(&dc, H5Dclose);
-  close_id(&dm, H5Dclose);
-  close_id(&ds, H5Dclose);
+  mbs_h5_close(&dc, H5Dclose);
+  mbs_h5_close(&dm, H5Dclose);
+  mbs_h5_close(&ds, H5Dclose);
   free(mu);
   free(sd);
   return rc;
@@ -1361,15 +1251,15 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
   if (rc) goto done;
   rc = attr_int64(path, err, gs, "samples_used", nok);
   if (!rc)
-    rc = attr_string(path, err, gs, "selection",
-                     "samples with /status/done = 1 and /status/code = 0; NaN values skipped");
+    rc = mbs_h5_attr_string(path, err, gs, "selection",
+                         "samples with /status/done = 1 and /status/code = 0; NaN values skipped");
   if (rc) goto done;
   if (s->npct > 0) {
     hsize_t dims[1] = {(hsize_t)s->npct};
     rc = make_dataset(path, err, gs, s->gcpl, "percentiles", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &dp);
     if (!rc) rc = write_all(path, err, dp, H5T_NATIVE_DOUBLE, s->pct, "/statistics/percentiles");
-    if (!rc) rc = attr_string(path, err, dp, "units", "%");
+    if (!rc) rc = mbs_h5_attr_string(path, err, dp, "units", "%");
     if (rc) goto done;
     H5TRY(H5DSset_scale(dp, "percentiles"), "make '/statistics/percentiles' a dimension scale");
   }
@@ -1385,17 +1275,17 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
     if (!rc && s->npct > 0) {
       rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 3, dims, NULL, 0,
                         NULL, &dq);
-      if (!rc) rc = attr_string(path, err, dq, "units", q->unit);
-      if (!rc) rc = attr_string(path, err, dq, "method", "linear");
+      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "units", q->unit);
+      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "method", "linear");
       if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
       if (!rc) rc = attach(path, err, dq, s->time, 1, "time", full);
       if (!rc) rc = attach(path, err, dq, q->comps, 2, "component", full);
       if (!rc)
         rc = column_percentiles(s, q->dset, 3, (long)q->chunk[0], s->nframes, q->ncomp, ok, nok,
                                 dq, full, err);
-      close_id(&dq, H5Dclose);
+      mbs_h5_close(&dq, H5Dclose);
     }
-    close_id(&g, H5Gclose);
+    mbs_h5_close(&g, H5Gclose);
   }
   for (int k = 0; k < s->nsc && !rc; k++) {
     store_scalar* c = &s->sc[k];
@@ -1409,27 +1299,27 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
       hsize_t dims[1] = {(hsize_t)s->npct};
       rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                         NULL, &dq);
-      if (!rc) rc = attr_string(path, err, dq, "units", c->unit);
-      if (!rc) rc = attr_string(path, err, dq, "method", "linear");
+      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "units", c->unit);
+      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "method", "linear");
       if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
       if (!rc)
         rc = column_percentiles(s, c->dset, 1, (long)c->chunk, 1, 1, ok, nok, dq, full, err);
-      close_id(&dq, H5Dclose);
+      mbs_h5_close(&dq, H5Dclose);
     }
-    close_id(&g, H5Gclose);
+    mbs_h5_close(&g, H5Gclose);
   }
 done:
-  close_id(&dq, H5Dclose);
-  close_id(&dp, H5Dclose);
-  close_id(&g, H5Gclose);
-  close_id(&gs, H5Gclose);
+  mbs_h5_close(&dq, H5Dclose);
+  mbs_h5_close(&dp, H5Dclose);
+  mbs_h5_close(&g, H5Gclose);
+  mbs_h5_close(&gs, H5Gclose);
   free(ok);
   return rc;
 }
 
 int mbs_store_close(mbs_store* s, mbs_error* err) {
   if (!s) return MBS_OK;
-  h5quiet qz = quiet_begin();
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
   const char* path = s->path;
   int rc = MBS_OK;
   if (s->broken)
@@ -1444,23 +1334,23 @@ int mbs_store_close(mbs_store* s, mbs_error* err) {
   // upstream). So the file is closed only after a flush succeeded; otherwise it stays open
   // and HDF5's shutdown at exit closes it (cleanly if space was freed meanwhile).
   const herr_t flushed = H5Fflush(s->file, H5F_SCOPE_LOCAL);
-  if (flushed < 0 && !rc) rc = h5_fail(err, path, "write the file");
+  if (flushed < 0 && !rc) rc = mbs_h5_fail(err, path, "write the file");
   H5Eclear2(H5E_DEFAULT);
   close_all(s);
-  if (flushed >= 0 && H5Fclose(s->file) < 0 && !rc) rc = h5_fail(err, path, "close the file");
+  if (flushed >= 0 && H5Fclose(s->file) < 0 && !rc) rc = mbs_h5_fail(err, path, "close the file");
   s->file = -1;
   free_store(s);
-  quiet_end(qz);
+  mbs_h5_quiet_end(qz);
   return rc;
 }
 
 void mbs_store_discard(mbs_store* s) {
   if (!s) return;
-  h5quiet qz = quiet_begin();
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
   close_all(s);
   if (s->file >= 0) H5Fclose(s->file);
   s->file = -1;
   H5Eclear2(H5E_DEFAULT);
   free_store(s);
-  quiet_end(qz);
+  mbs_h5_quiet_end(qz);
 }

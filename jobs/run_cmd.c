@@ -8,7 +8,7 @@
 
 #include "mbs/spec.h"
 #include "mbs/study.h"
-#include "../studies/posture_report.h"
+#include "posture_report.h"
 #include "progress.h"
 
 // launched by mpirun (Open MPI, MPICH/Hydra, Slurm's PMI)?

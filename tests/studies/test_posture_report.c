@@ -4,8 +4,9 @@
 // read back from /posture holds 1 - exp(-T^2) of the formula in every cell (NaN for the two
 // bad samples) with its dimension scales and labels; the picture is a 1400 x 900 PNG in the
 // palette's colours; the Markdown table has one row per mode, knee and direction; running the
-// report twice replaces /posture; a file without the stability index, a missing file and an
-// unwritable picture are refused with messages naming the file.
+// report twice replaces /posture; the table read on its own (read-only) holds the same grid; a
+// file without the stability index, a missing file and an unwritable picture are refused with
+// messages naming the file.
 //
 //   test_posture_report [--png FILE]   also keep a copy of the picture as FILE
 #define _GNU_SOURCE  // RTLD_DEFAULT
@@ -20,7 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../studies/posture_report.h"
+#include "mbs/posture_table.h"
+#include "../../jobs/posture_report.h"
 #include "mbs/store.h"
 #include "mbs_test.h"
 
@@ -312,6 +314,31 @@ static void check_table(const char* md) {
   }
 }
 
+// the table read on its own (include/mbs/posture_table.h), the file opened read-only: the same grid
+static void check_table_read(const char* path) {
+  mbs_posture_table* t = NULL;
+  mbs_error err;
+  EXPECT_OK(mbs_posture_table_read(path, 0, &t, &err));
+  if (!t) return;
+  EXPECT_EQ_INT(t->nsamples, NCELL);
+  EXPECT_EQ_INT(t->written, NCELL - 1);
+  EXPECT_EQ_INT(t->good, NCELL - 2);
+  EXPECT_EQ_INT(t->placed, NCELL - 2);
+  EXPECT_EQ_INT(t->ncell, NCELL);
+  EXPECT_TRUE(!strcmp(t->model, "synthetic_standing_human") && !strcmp(t->duration, "3"));
+  EXPECT_EQ_INT(t->axis[MBS_POSTURE_KNEE].n, NK);
+  for (long i = 0; i < NCELL; i++) {
+    int m, k, d, g;
+    cell_indices(perm[i], &m, &k, &d, &g);
+    const size_t c = mbs_posture_table_cell(t, m, k, d, g);
+    EXPECT_EQ_INT(t->sample[c], i == missing_sample ? -1 : i);
+    const double T = fall_time(m, k, d, g);
+    if (i == missing_sample || i == failed_sample) EXPECT_TRUE(isnan(t->stability_index[c]));
+    else EXPECT_NEAR(t->stability_index[c], 1 - exp(-T * T), 1e-15);
+  }
+  mbs_posture_table_free(t);
+}
+
 int main(int argc, char** argv) {
   const char* keep = argc > 2 && !strcmp(argv[1], "--png") ? argv[2] : NULL;
   char h5[128], png[128], h5bad[128];
@@ -335,6 +362,7 @@ int main(int argc, char** argv) {
     check_png(png);
   }
   EXPECT_OK(mbs_posture_report(h5, NULL, NULL, &err));  // neither picture nor table
+  check_table_read(h5);
   if (keep) {
     FILE* in = fopen(png, "rb");
     FILE* out = fopen(keep, "wb");

@@ -1,16 +1,10 @@
 // The report of a finished posture perturbation study (the OpenSim paper's §5 experiment, its
 // Fig. 12): the result file's samples arranged on the study's grid of joint mode × knee flexion
-// × platform direction × platform displacement, as an HDF5 group, a picture and a table.
-//
-// The study file (io/FORMAT.md) holds the parameters `posture/mode` (0 joints free with holding
-// torques, 1 back and leg joints locked), `posture/knee_flexion` (deg), `posture/direction`
-// (deg; 0 anterior, 180 posterior, 90 toward the subject's right) and `posture/magnitude` (m of
-// platform displacement) among its /parameter_names, and the scalars `time_to_fall` (s) and
-// `stability_index` (1 − exp(−T²)). The grid's axes are the sorted distinct values of the four
-// parameters over the written samples (any order of samples); a sample is placed by its values.
-// Only samples with /status/done = 1 and /status/code = 0 give values; other cells are NaN.
-#ifndef MBS_STUDIES_POSTURE_REPORT_H_
-#define MBS_STUDIES_POSTURE_REPORT_H_
+// × platform direction × platform displacement, as an HDF5 group, a picture and a table. The
+// grid, the group and the table are made by include/mbs/posture_table.h, the picture by
+// jobs/posture_plot.h; what the study file must hold is described in include/mbs/posture_table.h.
+#ifndef MBS_JOBS_POSTURE_REPORT_H_
+#define MBS_JOBS_POSTURE_REPORT_H_
 
 #include <stdio.h>
 
@@ -31,4 +25,4 @@ int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, m
 // that leak checkers see a clean exit; call once, after the last report, before exiting.
 void mbs_posture_report_cleanup(void);
 
-#endif  // MBS_STUDIES_POSTURE_REPORT_H_
+#endif  // MBS_JOBS_POSTURE_REPORT_H_

@@ -1,0 +1,90 @@
+// HDF5 helpers shared by io/store.c and io/posture_table.c. See h5_util.h.
+#include "h5_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+mbs_h5_quiet mbs_h5_quiet_begin(void) {
+  mbs_h5_quiet q = {NULL, NULL};
+  H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return q;
+}
+
+void mbs_h5_quiet_end(mbs_h5_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
+
+typedef struct walk_info {
+  char api[64];
+  char inner[256];
+  int n;
+} walk_info;
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t* e, void* data) {
+  walk_info* w = data;
+  if (n == 0 && e->func_name) snprintf(w->api, sizeof w->api, "%s", e->func_name);
+  if (e->desc && *e->desc) snprintf(w->inner, sizeof w->inner, "%s", e->desc);
+  w->n++;
+  return 0;
+}
+
+int mbs_h5_fail(mbs_error* err, const char* path, const char* fmt, ...) {
+  char what[192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  walk_info w;
+  memset(&w, 0, sizeof w);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &w);
+  H5Eclear2(H5E_DEFAULT);
+  // the system's message when the innermost error carries one ("error message = '...'")
+  const char* sys = strstr(w.inner, "error message = '");
+  if (sys) {
+    sys += strlen("error message = '");
+    const char* end = strchr(sys, '\'');
+    const int len = end ? (int)(end - sys) : (int)strlen(sys);
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %.*s (HDF5 %s)", path, what, len, sys,
+                    w.api[0] ? w.api : "error");
+  }
+  if (w.n && w.inner[0])
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s: %s (HDF5 %s)", path, what, w.inner,
+                    w.api[0] ? w.api : "error");
+  return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot %s (HDF5 error)", path, what);
+}
+
+void mbs_h5_close(hid_t* id, herr_t (*fn)(hid_t)) {
+  if (*id >= 0) fn(*id);
+  *id = -1;
+}
+
+hid_t mbs_h5_str_type(size_t width) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return t;
+  if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+      H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
+                       const char* value) {
+  int rc = 0;
+  hid_t t = -1, sp = -1, a = -1;
+  if (!value) value = "";
+  size_t n = strlen(value);
+  htri_t exists = H5Aexists(loc, key);
+  H5TRY(exists, "check attribute '%s'", key);
+  if (exists > 0) H5TRY(H5Adelete(loc, key), "replace attribute '%s'", key);
+  H5TRY(t = mbs_h5_str_type(n), "make a string type for attribute '%s'", key);
+  H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
+  H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
+  H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
+done:
+  mbs_h5_close(&a, H5Aclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&t, H5Tclose);
+  return rc;
+}
