@@ -2,79 +2,17 @@
 #include "human_model.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbs/osim_platform.h"
+
 void mbs_human_params_default(mbs_human_params* p) {
   p->height = 1.75;
   p->mass = 75;
-  p->sphere_radius = 0;  // 0: 0.02 m scaled by height
-  p->contact_stiffness = 1e7;
-  p->contact_dissipation = 1;
-  p->static_friction = 0.9;
-  p->dynamic_friction = 0.8;
-  p->viscous_friction = 0;
-  p->transition_velocity = 0.05;
-  p->platform_mass = 100;
-  p->platform_duration = 0.5;
-  p->platform_profile = MBS_PLATFORM_SMOOTH_STEP;
+  mbs_platform_params_default(&p->platform);
   p->lock_joints = 0;
-}
-
-double mbs_human_platform_step(double t, double duration, mbs_platform_profile profile) {
-  if (t <= 0) return 0;
-  if (t >= duration) return 1;
-  const double s = t / duration;
-  if (profile == MBS_PLATFORM_COSINE) return 0.5 * (1 - cos(3.14159265358979323846 * s));
-  return s * s * s * (10 + s * (-15 + 6 * s));
-}
-
-const char* mbs_platform_profile_name(mbs_platform_profile profile) {
-  return profile == MBS_PLATFORM_COSINE ? "cosine" : "smooth_step";
-}
-
-int mbs_platform_profile_from_name(const char* name) {
-  if (!strcmp(name, "smooth_step")) return MBS_PLATFORM_SMOOTH_STEP;
-  if (!strcmp(name, "cosine")) return MBS_PLATFORM_COSINE;
-  return -1;
-}
-
-//---------------------------------- text ------------------------------------------------------
-
-typedef struct buf {
-  char* s;
-  size_t n, cap;
-  int bad;
-} buf;
-
-static void put(buf* b, const char* f, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf* b, const char* f, ...) {
-  if (b->bad) return;
-  va_list ap;
-  va_start(ap, f);
-  const int n = vsnprintf(NULL, 0, f, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->bad = 1;
-    return;
-  }
-  if (b->n + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 65536;
-    while (cap < b->n + (size_t)n + 1) cap *= 2;
-    char* s = realloc(b->s, cap);
-    if (!s) {
-      b->bad = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-  va_start(ap, f);
-  vsnprintf(b->s + b->n, (size_t)n + 1, f, ap);
-  va_end(ap);
-  b->n += (size_t)n;
 }
 
 //---------------------------------- segments --------------------------------------------------
@@ -116,32 +54,28 @@ static seg combine(const seg* a, int n) {
   return s;
 }
 
-static void put_body(buf* b, const char* name, const seg* s) {
-  put(b,
-      "    <Body name=\"%s\"><mass>%.17g</mass><mass_center>%.17g %.17g %.17g</mass_center>"
-      "<inertia>%.17g %.17g %.17g %.17g %.17g %.17g</inertia></Body>\n",
-      name, s->m, s->c[0], s->c[1], s->c[2], s->I[0], s->I[1], s->I[2], s->I[3], s->I[4],
-      s->I[5]);
+static void put_body(mbs_text* b, const char* name, const seg* s) {
+  mbs_osim_put_body(b, name, s->m, s->c, s->I);
 }
 
-static void put_coord(buf* b, const char* name, double lo, double hi) {
-  put(b,
+static void put_coord(mbs_text* b, const char* name, double lo, double hi) {
+  mbs_text_put(b,
       "        <Coordinate name=\"%s\"><default_value>0</default_value>"
       "<range>%.17g %.17g</range></Coordinate>\n",
       name, lo, hi);
 }
 
 // a coordinate that may be locked (at its default value; a State sets the lock's value)
-static void put_coord_l(buf* b, const char* name, double lo, double hi, int locked) {
-  put(b,
+static void put_coord_l(mbs_text* b, const char* name, double lo, double hi, int locked) {
+  mbs_text_put(b,
       "        <Coordinate name=\"%s\"><default_value>0</default_value>"
       "<range>%.17g %.17g</range><locked>%s</locked></Coordinate>\n",
       name, lo, hi, locked ? "true" : "false");
 }
 
-static void put_frame(buf* b, const char* name, const char* parent, double x, double y,
+static void put_frame(mbs_text* b, const char* name, const char* parent, double x, double y,
                       double z) {
-  put(b,
+  mbs_text_put(b,
       "        <PhysicalOffsetFrame name=\"%s\"><socket_parent>%s</socket_parent>"
       "<translation>%.17g %.17g %.17g</translation><orientation>0 0 0</orientation>"
       "</PhysicalOffsetFrame>\n",
@@ -158,163 +92,58 @@ static const double knee_ax[12] = {-2.0944, -1.74533, -1.39626, -1.0472, -0.6981
 static const double knee_tx[12] = {-0.0032, 0.00179, 0.00411, 0.0041, 0.00212, -0.001,
                                    -0.0031, -0.005227, -0.005435, -0.005574, -0.005435, -0.00525};
 
-static void put_spline(buf* b, const char* tag, const double* x, const double* y, int n,
+static void put_spline(mbs_text* b, const char* tag, const double* x, const double* y, int n,
                        double scale) {
-  put(b, "<%s name=\"function\"><x>", tag);
-  for (int i = 0; i < n; i++) put(b, "%s%.17g", i ? " " : "", x[i]);
-  put(b, "</x><y>");
-  for (int i = 0; i < n; i++) put(b, "%s%.17g", i ? " " : "", y[i] * scale);
-  put(b, "</y></%s>", tag);
+  mbs_text_put(b, "<%s name=\"function\"><x>", tag);
+  for (int i = 0; i < n; i++) mbs_text_put(b, "%s%.17g", i ? " " : "", x[i]);
+  mbs_text_put(b, "</x><y>");
+  for (int i = 0; i < n; i++) mbs_text_put(b, "%s%.17g", i ? " " : "", y[i] * scale);
+  mbs_text_put(b, "</y></%s>", tag);
 }
 
-static void put_axis(buf* b, const char* name, const char* coord, const char* axis,
-                     const char* function) {
-  put(b, "          <TransformAxis name=\"%s\"><coordinates>%s</coordinates><axis>%s</axis>%s"
-         "</TransformAxis>\n", name, coord, axis, function);
-}
 
-static void put_knee(buf* b, const char* side, double L, int lock) {
-  put(b, "    <CustomJoint name=\"knee_%s\">\n", side);
-  put(b, "      <socket_parent_frame>femur_%s_knee</socket_parent_frame>\n", side);
-  put(b, "      <socket_child_frame>/bodyset/tibia_%s</socket_child_frame>\n", side);
-  put(b, "      <coordinates>\n");
+static void put_knee(mbs_text* b, const char* side, double L, int lock) {
+  mbs_text_put(b, "    <CustomJoint name=\"knee_%s\">\n", side);
+  mbs_text_put(b, "      <socket_parent_frame>femur_%s_knee</socket_parent_frame>\n", side);
+  mbs_text_put(b, "      <socket_child_frame>/bodyset/tibia_%s</socket_child_frame>\n", side);
+  mbs_text_put(b, "      <coordinates>\n");
   char nm[64];
   snprintf(nm, sizeof nm, "knee_angle_%s", side);
   put_coord_l(b, nm, -2.0944, 0.17453, lock);
-  put(b, "      </coordinates>\n      <frames>\n");
+  mbs_text_put(b, "      </coordinates>\n      <frames>\n");
   char fr[64], par[64];
   snprintf(fr, sizeof fr, "femur_%s_knee", side);
   snprintf(par, sizeof par, "/bodyset/femur_%s", side);
   put_frame(b, fr, par, 0, 0, 0);
-  put(b, "      </frames>\n      <SpatialTransform>\n");
-  put_axis(b, "rotation1", nm, "0 0 1",
+  mbs_text_put(b, "      </frames>\n      <SpatialTransform>\n");
+  mbs_osim_put_axis(b, "rotation1", nm, "0 0 1",
            "<LinearFunction name=\"function\"><coefficients>1 0</coefficients></LinearFunction>");
-  put_axis(b, "rotation2", "", "0 1 0", "<Constant name=\"function\"><value>0</value></Constant>");
-  put_axis(b, "rotation3", "", "1 0 0", "<Constant name=\"function\"><value>0</value></Constant>");
+  mbs_osim_put_axis(b, "rotation2", "", "0 1 0",
+                    "<Constant name=\"function\"><value>0</value></Constant>");
+  mbs_osim_put_axis(b, "rotation3", "", "1 0 0",
+                    "<Constant name=\"function\"><value>0</value></Constant>");
   const double scale = L / 0.396;  // the published curves belong to a 0.396 m thigh
-  buf f = {0};
+  mbs_text f = {0};
   put_spline(&f, "SimmSpline", knee_ax, knee_tx, 12, scale);
-  put_axis(b, "translation1", nm, "1 0 0", f.s ? f.s : "");
+  mbs_osim_put_axis(b, "translation1", nm, "1 0 0", f.s ? f.s : "");
   f.n = 0;
   put_spline(&f, "SimmSpline", knee_angle, knee_ty, 7, scale);
-  put_axis(b, "translation2", nm, "0 1 0", f.s ? f.s : "");
+  mbs_osim_put_axis(b, "translation2", nm, "0 1 0", f.s ? f.s : "");
   free(f.s);
-  put_axis(b, "translation3", "", "0 0 1", "<Constant name=\"function\"><value>0</value></Constant>");
-  put(b, "      </SpatialTransform>\n    </CustomJoint>\n");
-}
-
-//---------------------------------- platform and contact fragments ----------------------------
-
-static char* done(buf* b) {
-  if (b->bad) {
-    free(b->s);
-    return NULL;
-  }
-  return b->s;
-}
-
-char* mbs_platform_body_xml(const mbs_human_params* p) {
-  if (!(p->platform_mass > 0)) return NULL;
-  const double m = p->platform_mass;
-  const seg platform = {m, {0, -0.05, 0}, {m * 0.5, m * 0.5, m * 0.5, 0, 0, 0}};
-  buf b = {0};
-  put_body(&b, "platform", &platform);
-  return done(&b);
-}
-
-char* mbs_platform_joint_xml(const mbs_human_params* p) {
-  const double tau = p->platform_duration;
-  if (!(tau > 0) || (p->platform_profile != MBS_PLATFORM_SMOOTH_STEP &&
-                     p->platform_profile != MBS_PLATFORM_COSINE))
-    return NULL;
-  // the unit step of the profile sampled on 41 points over the duration (natural cubic spline,
-  // flat beyond both ends), scaled by multipliers whose scales are the displacement's components
-  buf step = {0};
-  put(&step, "<NaturalCubicSpline><x>");
-  for (int k = -4; k <= 44; k++) put(&step, "%s%.17g", k > -4 ? " " : "", k * tau / 40.0);
-  put(&step, "</x><y>");
-  for (int k = -4; k <= 44; k++)
-    put(&step, "%s%.17g", k > -4 ? " " : "",
-        mbs_human_platform_step(k * tau / 40.0, tau, p->platform_profile));
-  put(&step, "</y></NaturalCubicSpline>");
-  buf b = {0};
-  put(&b, "    <CustomJoint name=\"platform_joint\">\n");
-  put(&b, "      <socket_parent_frame>/ground</socket_parent_frame>\n");
-  put(&b, "      <socket_child_frame>/bodyset/platform</socket_child_frame>\n");
-  put(&b, "      <coordinates>\n");
-  const char* pc[3] = {"platform_tx", "platform_ty", "platform_tz"};
-  const char* pf[3] = {"platform_x", "platform_y", "platform_z"};
-  for (int k = 0; k < 3; k++) {
-    put(&b, "        <Coordinate name=\"%s\"><default_value>0</default_value><range>-2 2</range>"
-            "<prescribed>true</prescribed><prescribed_function><MultiplierFunction name=\"%s\">"
-            "<function>%s</function><scale>0</scale></MultiplierFunction>"
-            "</prescribed_function></Coordinate>\n", pc[k], pf[k], step.s ? step.s : "");
-  }
-  if (step.bad) b.bad = 1;
-  free(step.s);
-  const char* zero = "<Constant name=\"function\"><value>0</value></Constant>";
-  const char* lin = "<LinearFunction name=\"function\"><coefficients>1 0</coefficients>"
-                    "</LinearFunction>";
-  put(&b, "      </coordinates>\n      <SpatialTransform>\n");
-  put_axis(&b, "rotation1", "", "1 0 0", zero);
-  put_axis(&b, "rotation2", "", "0 1 0", zero);
-  put_axis(&b, "rotation3", "", "0 0 1", zero);
-  put_axis(&b, "translation1", "platform_tx", "1 0 0", lin);
-  put_axis(&b, "translation2", "platform_ty", "0 1 0", lin);
-  put_axis(&b, "translation3", "platform_tz", "0 0 1", lin);
-  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
-  return done(&b);
-}
-
-char* mbs_platform_surface_xml(void) {
-  buf b = {0};
-  // a half-space's outward normal is its frame's -x: rotated by -90 deg about z it is +y
-  put(&b, "    <ContactHalfSpace name=\"platform_surface\"><socket_frame>/bodyset/platform"
-          "</socket_frame><location>0 0 0</location><orientation>0 0 -1.5707963267948966"
-          "</orientation></ContactHalfSpace>\n");
-  return done(&b);
-}
-
-const char* const mbs_foot_sphere_names[5] = {"heel", "met1", "met5", "hallux", "midfoot"};
-
-char* mbs_foot_spheres_xml(const char* side, const char* const body[5], const double loc[5][3],
-                           double radius) {
-  if (!(radius > 0)) return NULL;
-  buf b = {0};
-  for (int k = 0; k < 5; k++)
-    put(&b, "    <ContactSphere name=\"%s_%s\"><socket_frame>/bodyset/%s</socket_frame>"
-            "<location>%.17g %.17g %.17g</location><orientation>0 0 0</orientation>"
-            "<radius>%.17g</radius></ContactSphere>\n", mbs_foot_sphere_names[k], side, body[k],
-        loc[k][0], loc[k][1], loc[k][2], radius);
-  return done(&b);
-}
-
-char* mbs_foot_contact_xml(const mbs_human_params* p, const char* side) {
-  if (!(p->contact_stiffness > 0) || !(p->contact_dissipation >= 0)) return NULL;
-  buf b = {0};
-  put(&b, "    <HuntCrossleyForce name=\"foot_%s\">\n      <HuntCrossleyForce::"
-          "ContactParametersSet name=\"contact_parameters\"><objects>\n", side);
-  put(&b, "        <HuntCrossleyForce::ContactParameters><geometry>platform_surface");
-  for (int k = 0; k < 5; k++) put(&b, " %s_%s", mbs_foot_sphere_names[k], side);
-  put(&b, "</geometry><stiffness>%.17g</stiffness><dissipation>%.17g</dissipation>"
-          "<static_friction>%.17g</static_friction><dynamic_friction>%.17g"
-          "</dynamic_friction><viscous_friction>%.17g</viscous_friction>"
-          "</HuntCrossleyForce::ContactParameters>\n", p->contact_stiffness,
-      p->contact_dissipation, p->static_friction, p->dynamic_friction, p->viscous_friction);
-  put(&b, "      </objects></HuntCrossleyForce::ContactParametersSet>\n"
-          "      <transition_velocity>%.17g</transition_velocity>\n"
-          "    </HuntCrossleyForce>\n", p->transition_velocity);
-  return done(&b);
+  mbs_osim_put_axis(b, "translation3", "", "0 0 1",
+                    "<Constant name=\"function\"><value>0</value></Constant>");
+  mbs_text_put(b, "      </SpatialTransform>\n    </CustomJoint>\n");
 }
 
 //---------------------------------- the model -------------------------------------------------
 
 char* mbs_human_model_osim(const mbs_human_params* p) {
   const double H = p->height, M = p->mass;
-  if (!(H > 0.5 && H < 3) || !(M > 5 && M < 500) || !(p->contact_stiffness > 0) ||
-      !(p->platform_mass > 0))
+  if (!(H > 0.5 && H < 3) || !(M > 5 && M < 500) || !(p->platform.contact_stiffness > 0) ||
+      !(p->platform.platform_mass > 0))
     return NULL;
-  const double r_s = p->sphere_radius > 0 ? p->sphere_radius : 0.02 * H / 1.75;
+  const mbs_platform_params* pp = &p->platform;
+  const double r_s = p->platform.sphere_radius > 0 ? p->platform.sphere_radius : 0.02 * H / 1.75;
   // heights above the sole (standing, all angles zero) and lengths (Drillis and Contini)
   const double y_ankle = 0.039 * H, y_knee = 0.285 * H, y_hip = 0.530 * H;
   const double L_shank = y_knee - y_ankle, L_thigh = y_hip - y_knee;
@@ -365,14 +194,15 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   foot.I[1] = m_foot * pow(0.257 * L_foot, 2);
   foot.I[2] = m_foot * pow(0.245 * L_foot, 2);
 
-  buf b = {0};
-  put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<OpenSimDocument Version=\"40000\">\n");
-  put(&b, "<Model name=\"mbstudy_human\">\n  <gravity>0 -9.80665 0</gravity>\n");
-  put(&b, "  <credits>mbstudy: de Leva (1996) Table 4 males; Drillis and Contini (1966); "
+  mbs_text b = {0};
+  mbs_text_put(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n"
+                   "<OpenSimDocument Version=\"40000\">\n");
+  mbs_text_put(&b, "<Model name=\"mbstudy_human\">\n  <gravity>0 -9.80665 0</gravity>\n");
+  mbs_text_put(&b, "  <credits>mbstudy: de Leva (1996) Table 4 males; Drillis and Contini (1966); "
           "height %.4g m, mass %.4g kg</credits>\n", H, M);
-  put(&b, "  <BodySet><objects>\n");
-  char* pb = mbs_platform_body_xml(p);
-  put(&b, "%s", pb ? pb : "");
+  mbs_text_put(&b, "  <BodySet><objects>\n");
+  char* pb = mbs_platform_body_xml(pp);
+  mbs_text_put(&b, "%s", pb ? pb : "");
   if (!pb) b.bad = 1;
   free(pb);
   put_body(&b, "pelvis", &pelvis);
@@ -387,65 +217,58 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
     snprintf(nm, sizeof nm, "calcn_%s", sides[i]);
     put_body(&b, nm, &foot);
   }
-  put(&b, "  </objects></BodySet>\n");
-  put(&b, "  <JointSet><objects>\n");
-  char* pj = mbs_platform_joint_xml(p);
-  put(&b, "%s", pj ? pj : "");
+  mbs_text_put(&b, "  </objects></BodySet>\n");
+  mbs_text_put(&b, "  <JointSet><objects>\n");
+  char* pj = mbs_platform_joint_xml(pp);
+  mbs_text_put(&b, "%s", pj ? pj : "");
   if (!pj) b.bad = 1;
   free(pj);
-  const char* lin = "<LinearFunction name=\"function\"><coefficients>1 0</coefficients>"
-                    "</LinearFunction>";
-  const char* zero_fn = "<Constant name=\"function\"><value>0</value></Constant>";
   // pelvis: free in Ground, rotations (tilt about z, list about x, rotation about y, as the
   // gait model orders them) then translations; standing with the mid-hip point at y_hip
-  put(&b, "    <CustomJoint name=\"ground_pelvis\">\n");
-  put(&b, "      <socket_parent_frame>/ground</socket_parent_frame>\n");
-  put(&b, "      <socket_child_frame>/bodyset/pelvis</socket_child_frame>\n");
-  put(&b, "      <coordinates>\n");
+  mbs_text_put(&b, "    <CustomJoint name=\"ground_pelvis\">\n");
+  mbs_text_put(&b, "      <socket_parent_frame>/ground</socket_parent_frame>\n");
+  mbs_text_put(&b, "      <socket_child_frame>/bodyset/pelvis</socket_child_frame>\n");
+  mbs_text_put(&b, "      <coordinates>\n");
   put_coord(&b, "pelvis_tilt", -1.5708, 1.5708);
   put_coord(&b, "pelvis_list", -1.5708, 1.5708);
   put_coord(&b, "pelvis_rotation", -1.5708, 1.5708);
   put_coord(&b, "pelvis_tx", -5, 5);
-  put(&b, "        <Coordinate name=\"pelvis_ty\"><default_value>%.17g</default_value>"
+  mbs_text_put(&b, "        <Coordinate name=\"pelvis_ty\"><default_value>%.17g</default_value>"
           "<range>-1 3</range></Coordinate>\n", y_hip);
   put_coord(&b, "pelvis_tz", -5, 5);
-  put(&b, "      </coordinates>\n      <SpatialTransform>\n");
-  put_axis(&b, "rotation1", "pelvis_tilt", "0 0 1", lin);
-  put_axis(&b, "rotation2", "pelvis_list", "1 0 0", lin);
-  put_axis(&b, "rotation3", "pelvis_rotation", "0 1 0", lin);
-  put_axis(&b, "translation1", "pelvis_tx", "1 0 0", lin);
-  put_axis(&b, "translation2", "pelvis_ty", "0 1 0", lin);
-  put_axis(&b, "translation3", "pelvis_tz", "0 0 1", lin);
-  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
+  mbs_text_put(&b, "      </coordinates>\n");
+  // rotations: tilt about z, list about x, rotation about y (the gait model's order)
+  static const char* const xyz_zxy[6] = {"0 0 1", "1 0 0", "0 1 0", "1 0 0", "0 1 0", "0 0 1"};
+  static const char* const pelvis_q[6] = {"pelvis_tilt", "pelvis_list", "pelvis_rotation",
+                                          "pelvis_tx",   "pelvis_ty",   "pelvis_tz"};
+  mbs_osim_put_spatial_transform(&b, pelvis_q, xyz_zxy);
+  mbs_text_put(&b, "    </CustomJoint>\n");
   // lumbar: three rotations (extension about z, bending about x, rotation about y), as the gait
   // model's back joint; coordinates with q' = u, so that each can be locked
-  put(&b, "    <CustomJoint name=\"back\">\n");
-  put(&b, "      <socket_parent_frame>pelvis_lumbar</socket_parent_frame>\n");
-  put(&b, "      <socket_child_frame>/bodyset/torso</socket_child_frame>\n");
-  put(&b, "      <coordinates>\n");
+  mbs_text_put(&b, "    <CustomJoint name=\"back\">\n");
+  mbs_text_put(&b, "      <socket_parent_frame>pelvis_lumbar</socket_parent_frame>\n");
+  mbs_text_put(&b, "      <socket_child_frame>/bodyset/torso</socket_child_frame>\n");
+  mbs_text_put(&b, "      <coordinates>\n");
   put_coord_l(&b, "lumbar_extension", -1.5708, 1.5708, p->lock_joints);
   put_coord_l(&b, "lumbar_bending", -1.5708, 1.5708, p->lock_joints);
   put_coord_l(&b, "lumbar_rotation", -1.5708, 1.5708, p->lock_joints);
-  put(&b, "      </coordinates>\n      <frames>\n");
+  mbs_text_put(&b, "      </coordinates>\n      <frames>\n");
   put_frame(&b, "pelvis_lumbar", "/bodyset/pelvis", 0, L_lpt, 0);
-  put(&b, "      </frames>\n      <SpatialTransform>\n");
-  put_axis(&b, "rotation1", "lumbar_extension", "0 0 1", lin);
-  put_axis(&b, "rotation2", "lumbar_bending", "1 0 0", lin);
-  put_axis(&b, "rotation3", "lumbar_rotation", "0 1 0", lin);
-  put_axis(&b, "translation1", "", "1 0 0", zero_fn);
-  put_axis(&b, "translation2", "", "0 1 0", zero_fn);
-  put_axis(&b, "translation3", "", "0 0 1", zero_fn);
-  put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
+  mbs_text_put(&b, "      </frames>\n");
+  static const char* const back_q[6] = {"lumbar_extension", "lumbar_bending", "lumbar_rotation",
+                                        "", "", ""};
+  mbs_osim_put_spatial_transform(&b, back_q, xyz_zxy);
+  mbs_text_put(&b, "    </CustomJoint>\n");
   for (int i = 0; i < 2; i++) {
     const char* s = sides[i];
     const double z = i == 0 ? hip_half : -hip_half;
     char nm[64], fr[64], par[64];
     (void)nm;
     // hip: three rotations (flexion about z, adduction about x, rotation about y)
-    put(&b, "    <CustomJoint name=\"hip_%s\">\n", s);
-    put(&b, "      <socket_parent_frame>pelvis_hip_%s</socket_parent_frame>\n", s);
-    put(&b, "      <socket_child_frame>/bodyset/femur_%s</socket_child_frame>\n", s);
-    put(&b, "      <coordinates>\n");
+    mbs_text_put(&b, "    <CustomJoint name=\"hip_%s\">\n", s);
+    mbs_text_put(&b, "      <socket_parent_frame>pelvis_hip_%s</socket_parent_frame>\n", s);
+    mbs_text_put(&b, "      <socket_child_frame>/bodyset/femur_%s</socket_child_frame>\n", s);
+    mbs_text_put(&b, "      <coordinates>\n");
     char fl[64], ad[64], ro[64];
     snprintf(fl, sizeof fl, "hip_flexion_%s", s);
     snprintf(ad, sizeof ad, "hip_adduction_%s", s);
@@ -453,36 +276,32 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
     put_coord_l(&b, fl, -0.5236, 2.0944, p->lock_joints);
     put_coord_l(&b, ad, -0.8727, 0.5236, p->lock_joints);
     put_coord_l(&b, ro, -0.7854, 0.7854, p->lock_joints);
-    put(&b, "      </coordinates>\n      <frames>\n");
+    mbs_text_put(&b, "      </coordinates>\n      <frames>\n");
     snprintf(fr, sizeof fr, "pelvis_hip_%s", s);
     put_frame(&b, fr, "/bodyset/pelvis", 0, 0, z);
-    put(&b, "      </frames>\n      <SpatialTransform>\n");
-    put_axis(&b, "rotation1", fl, "0 0 1", lin);
-    put_axis(&b, "rotation2", ad, "1 0 0", lin);
-    put_axis(&b, "rotation3", ro, "0 1 0", lin);
-    put_axis(&b, "translation1", "", "1 0 0", zero_fn);
-    put_axis(&b, "translation2", "", "0 1 0", zero_fn);
-    put_axis(&b, "translation3", "", "0 0 1", zero_fn);
-    put(&b, "      </SpatialTransform>\n    </CustomJoint>\n");
+    mbs_text_put(&b, "      </frames>\n");
+    const char* const hip_q[6] = {fl, ad, ro, "", "", ""};
+    mbs_osim_put_spatial_transform(&b, hip_q, xyz_zxy);
+    mbs_text_put(&b, "    </CustomJoint>\n");
     put_knee(&b, s, L_thigh, p->lock_joints);
-    put(&b, "    <PinJoint name=\"ankle_%s\">\n", s);
-    put(&b, "      <socket_parent_frame>tibia_%s_ankle</socket_parent_frame>\n", s);
-    put(&b, "      <socket_child_frame>/bodyset/calcn_%s</socket_child_frame>\n", s);
-    put(&b, "      <coordinates>\n");
+    mbs_text_put(&b, "    <PinJoint name=\"ankle_%s\">\n", s);
+    mbs_text_put(&b, "      <socket_parent_frame>tibia_%s_ankle</socket_parent_frame>\n", s);
+    mbs_text_put(&b, "      <socket_child_frame>/bodyset/calcn_%s</socket_child_frame>\n", s);
+    mbs_text_put(&b, "      <coordinates>\n");
     snprintf(nm, sizeof nm, "ankle_angle_%s", s);
     put_coord_l(&b, nm, -0.6981, 0.5236, p->lock_joints);
-    put(&b, "      </coordinates>\n      <frames>\n");
+    mbs_text_put(&b, "      </coordinates>\n      <frames>\n");
     snprintf(fr, sizeof fr, "tibia_%s_ankle", s);
     snprintf(par, sizeof par, "/bodyset/tibia_%s", s);
     put_frame(&b, fr, par, 0, -L_shank, 0);
-    put(&b, "      </frames>\n    </PinJoint>\n");
+    mbs_text_put(&b, "      </frames>\n    </PinJoint>\n");
   }
-  put(&b, "  </objects></JointSet>\n");
+  mbs_text_put(&b, "  </objects></JointSet>\n");
   // contact: the platform's top and five spheres under each foot, touching the sole line
   // (x along the foot from the ankle; z lateral, + for the right foot)
-  put(&b, "  <ContactGeometrySet><objects>\n");
+  mbs_text_put(&b, "  <ContactGeometrySet><objects>\n");
   char* surf = mbs_platform_surface_xml();
-  put(&b, "%s", surf ? surf : "");
+  mbs_text_put(&b, "%s", surf ? surf : "");
   if (!surf) b.bad = 1;
   free(surf);
   const double sx[5] = {heel_x + r_s, 0.50 * L_foot, 0.45 * L_foot, 0.70 * L_foot,
@@ -499,15 +318,15 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
       loc[k][2] = i == 0 ? sz[k] : -sz[k];
     }
     char* sp = mbs_foot_spheres_xml(sides[i], bodies, loc, r_s);
-    put(&b, "%s", sp ? sp : "");
+    mbs_text_put(&b, "%s", sp ? sp : "");
     if (!sp) b.bad = 1;
     free(sp);
   }
-  put(&b, "  </objects></ContactGeometrySet>\n");
-  put(&b, "  <ForceSet><objects>\n");
+  mbs_text_put(&b, "  </objects></ContactGeometrySet>\n");
+  mbs_text_put(&b, "  <ForceSet><objects>\n");
   for (int i = 0; i < 2; i++) {
-    char* fc = mbs_foot_contact_xml(p, sides[i]);
-    put(&b, "%s", fc ? fc : "");
+    char* fc = mbs_foot_contact_xml(pp, sides[i]);
+    mbs_text_put(&b, "%s", fc ? fc : "");
     if (!fc) b.bad = 1;
     free(fc);
   }
@@ -517,9 +336,9 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
                         "ankle_angle_r", "hip_adduction_l", "hip_rotation_l", "hip_flexion_l",
                         "knee_angle_l", "ankle_angle_l"};
   for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
-    put(&b, "    <CoordinateActuator name=\"%s_torque\"><coordinate>%s</coordinate>"
+    mbs_text_put(&b, "    <CoordinateActuator name=\"%s_torque\"><coordinate>%s</coordinate>"
             "<optimal_force>1</optimal_force></CoordinateActuator>\n", held[i], held[i]);
-  put(&b, "  </objects></ForceSet>\n</Model>\n</OpenSimDocument>\n");
+  mbs_text_put(&b, "  </objects></ForceSet>\n</Model>\n</OpenSimDocument>\n");
   if (b.bad) {
     free(b.s);
     return NULL;

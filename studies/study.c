@@ -22,9 +22,9 @@
 #include "human_model.h"
 #include "journal.h"
 #include "posture.h"
-#include "posture_adapt.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
+#include "mbs/posture_adapt.h"
 #include "mbs/sampler.h"
 #include "mbs/store.h"
 #include "mbs/version.h"
@@ -211,13 +211,15 @@ static int load_model(study* S, mbs_error* err) {
     hp.height = po->height;
     hp.mass = po->mass;
     hp.lock_joints = 1;
-    hp.platform_duration = po->perturbation_duration;
-    hp.platform_profile = po->profile ? (mbs_platform_profile)
-                                            mbs_platform_profile_from_name(po->profile)
-                                      : MBS_PLATFORM_SMOOTH_STEP;
-    double* const over[7] = {&hp.sphere_radius, &hp.contact_stiffness, &hp.contact_dissipation,
-                             &hp.static_friction, &hp.dynamic_friction, &hp.viscous_friction,
-                             &hp.transition_velocity};
+    hp.platform.platform_duration = po->perturbation_duration;
+    hp.platform.platform_profile =
+        po->profile ? (mbs_platform_profile)mbs_platform_profile_from_name(po->profile)
+                    : MBS_PLATFORM_SMOOTH_STEP;
+    mbs_platform_params* pl = &hp.platform;
+    double* const over[7] = {&pl->sphere_radius,   &pl->contact_stiffness,
+                             &pl->contact_dissipation, &pl->static_friction,
+                             &pl->dynamic_friction, &pl->viscous_friction,
+                             &pl->transition_velocity};
     const double given[7] = {po->sphere_radius, po->stiffness, po->dissipation,
                              po->static_friction, po->dynamic_friction, po->viscous_friction,
                              po->transition_velocity};
@@ -226,7 +228,13 @@ static int load_model(study* S, mbs_error* err) {
     if (sp->model_path) {
       mbs_posture_adapt_options ao;
       mbs_posture_adapt_options_default(&ao);
-      ao.contact = hp;
+      ao.contact = hp.platform;
+      int nj = 0;
+      while (mbs_posture_joint_names[nj]) nj++;
+      ao.held_required = mbs_posture_joint_names;
+      ao.nrequired = MBS_POSTURE_REQUIRED_JOINTS;
+      ao.held_optional = mbs_posture_joint_names + MBS_POSTURE_REQUIRED_JOINTS;
+      ao.noptional = nj - MBS_POSTURE_REQUIRED_JOINTS;
       if (po->feet[0]) ao.feet[0] = po->feet[0], ao.feet[1] = po->feet[1];
       if (po->toes[0]) ao.toes[0] = po->toes[0], ao.toes[1] = po->toes[1];
       ao.foot_length = po->foot_length;

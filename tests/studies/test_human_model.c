@@ -86,8 +86,8 @@ static void test_standing(double H, double M) {
 static void test_platform(mbs_platform_profile profile, double tau) {
   mbs_human_params p;
   mbs_human_params_default(&p);
-  p.platform_profile = profile;
-  p.platform_duration = tau;
+  p.platform.platform_profile = profile;
+  p.platform.platform_duration = tau;
   char* text = mbs_human_model_osim(&p);
   mbs_error err;
   mbs_osim_model* m = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;

@@ -107,8 +107,8 @@ static void test_other_contacts(void) {
     mbs_human_params p;
     mbs_human_params_default(&p);
     p.lock_joints = 1;
-    p.contact_stiffness = k[i];
-    p.contact_dissipation = c[i];
+    p.platform.contact_stiffness = k[i];
+    p.platform.contact_dissipation = c[i];
     p.height = H[i];
     p.mass = M[i];
     char* text = mbs_human_model_osim(&p);

@@ -1,4 +1,4 @@
-// Putting published OpenSim models on the perturbation platform (studies/posture_adapt.h):
+// Putting published OpenSim models on the perturbation platform (mbs/posture_adapt.h):
 // bad input gives errors naming the file and the problem; with --data DIR (the shared folder,
 // models in DIR/models) gait2392 and gait2354 are adapted and read: one body and three
 // coordinates more, the muscles gone, two contact forces and one actuator per held coordinate,
@@ -14,9 +14,9 @@
 
 #include "../../studies/human_model.h"
 #include "../../studies/posture.h"
-#include "../../studies/posture_adapt.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
+#include "mbs/posture_adapt.h"
 #include "mbs_test.h"
 
 static const double deg = 3.14159265358979323846 / 180;
@@ -40,11 +40,22 @@ static char* read_text(const char* path, size_t* n) {
   return s;
 }
 
+// the adapter's defaults with the posture study's held coordinates (studies/posture.h)
+static void default_options(mbs_posture_adapt_options* o) {
+  mbs_posture_adapt_options_default(o);
+  int n = 0;
+  while (mbs_posture_joint_names[n]) n++;
+  o->held_required = mbs_posture_joint_names;
+  o->nrequired = MBS_POSTURE_REQUIRED_JOINTS;
+  o->held_optional = mbs_posture_joint_names + MBS_POSTURE_REQUIRED_JOINTS;
+  o->noptional = n - MBS_POSTURE_REQUIRED_JOINTS;
+}
+
 // adapting `text` fails with a message containing each of the (up to 2) strings
 static void expect_failure(const char* text, const char* name, const char* want1,
                            const char* want2) {
   mbs_posture_adapt_options o;
-  mbs_posture_adapt_options_default(&o);
+  default_options(&o);
   mbs_error err;
   char* doc = mbs_posture_adapt_osim(text, strlen(text), name, &o, &err);
   EXPECT_TRUE(doc == NULL);
@@ -193,7 +204,7 @@ static void test_model(const char* data, const char* model, int quick) {
     return;
   }
   mbs_posture_adapt_options o;
-  mbs_posture_adapt_options_default(&o);
+  default_options(&o);
   mbs_posture_adapt_info info;
   char* doc = mbs_posture_adapt_osim_info(text, n, path, &o, &info, &err);
   EXPECT_TRUE(doc != NULL);

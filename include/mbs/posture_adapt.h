@@ -7,16 +7,18 @@
 // actuator "<coordinate>_torque" of unit optimal force on each, and (by default) the muscles
 // removed. The result is read by mbs_osim_parse and stood by mbs_posture_quiet_standing.
 //
-// Held coordinates: lumbar_extension, lumbar_bending, lumbar_rotation, hip_flexion_r/l,
-// hip_adduction_r/l, hip_rotation_r/l, knee_angle_r/l, ankle_angle_r/l (all required), and
-// subtalar_angle_r/l, mtp_angle_r/l when the model has them.
+// Held coordinates: those the caller lists in the options, the required ones (the model must
+// have them) and the optional ones (held when the model has them); the posture study passes
+// studies/posture.h's mbs_posture_joint_names: lumbar_extension, lumbar_bending,
+// lumbar_rotation, hip_flexion_r/l, hip_adduction_r/l, hip_rotation_r/l, knee_angle_r/l,
+// ankle_angle_r/l (required), and subtalar_angle_r/l, mtp_angle_r/l.
 //
 // The spheres, in the foot body's frame, whose origin is taken as the back of the heel with x
 // forward along the foot, y up and z to the right (as in OpenSim's gait models: calcn), so that
 // lateral is +z on the right foot and -z on the left. With L the foot length, the foot's breadth
-// w = (0.055 / 0.152) L (Drillis and Contini's breadth over length, as human_model.c) and r the
-// sphere radius, the spheres are those of mbs_human_model_osim measured from the heel (there
-// the heel lies 0.25 L behind the ankle):
+// w = (0.055 / 0.152) L (Drillis and Contini's breadth over length, as studies/human_model.c)
+// and r the sphere radius, the spheres are those of mbs_human_model_osim measured from the heel
+// (there the heel lies 0.25 L behind the ankle):
 //   heel     x = r        z = 0            (touching the back of the heel)
 //   met1     x = 0.75 L   z = -0.35 w      (medial)
 //   met5     x = 0.70 L   z = +0.40 w      (lateral)
@@ -39,13 +41,13 @@
 // Without a toes body (or with toes NULL) the hallux sphere is on the foot body, and
 // foot_length and sole must be given. The default sphere radius (contact.sphere_radius 0) is the
 // built-in human's for its foot: 0.02 m × L / (0.152 × 1.75 m).
-#ifndef MBS_STUDIES_POSTURE_ADAPT_H_
-#define MBS_STUDIES_POSTURE_ADAPT_H_
+#ifndef MBS_IO_POSTURE_ADAPT_H_
+#define MBS_IO_POSTURE_ADAPT_H_
 
 #include <stddef.h>
 
-#include "human_model.h"
 #include "mbs/osim.h"
+#include "mbs/osim_platform.h"
 
 typedef struct mbs_posture_adapt_options {
   const char* feet[2];        // foot bodies carrying the spheres, right then left (default
@@ -55,9 +57,14 @@ typedef struct mbs_posture_adapt_options {
   double foot_length;         // m; 0: estimated from the mtp joint (above)
   double sole;                // y of the sole in the foot body's frame; NAN: estimated
   int remove_muscles;         // remove muscles and path actuators (default 1)
-  mbs_human_params contact;   // sphere radius, contact parameters, platform mass, duration and
-                              // profile (mbs_human_params_default; height, mass and
-                              // lock_joints are ignored)
+  mbs_platform_params contact;  // sphere radius, contact parameters, platform mass, duration
+                                // and profile (mbs_platform_params_default)
+  // the held coordinates (above): nrequired names the model must have, then noptional held when
+  // present (default none: the caller gives them)
+  const char* const* held_required;
+  int nrequired;
+  const char* const* held_optional;
+  int noptional;
 } mbs_posture_adapt_options;
 
 void mbs_posture_adapt_options_default(mbs_posture_adapt_options* o);
@@ -93,4 +100,4 @@ char* mbs_posture_adapt_osim_info(const char* text, size_t n, const char* path,
 mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt_options* o,
                                        mbs_error* err);
 
-#endif  // MBS_STUDIES_POSTURE_ADAPT_H_
+#endif  // MBS_IO_POSTURE_ADAPT_H_

@@ -1,5 +1,5 @@
-// Putting an OpenSim 4 model on the perturbation platform (posture_adapt.h).
-#include "posture_adapt.h"
+// Putting an OpenSim 4 model on the perturbation platform (mbs/posture_adapt.h).
+#include "mbs/posture_adapt.h"
 
 #include <errno.h>
 #include <libxml/parser.h>
@@ -15,7 +15,7 @@
 #include "mbs/spatial.h"
 #include "mbs/status.h"
 
-// the numbers of posture_adapt.h
+// the numbers of mbs/posture_adapt.h
 #define MTP_FRACTION 0.72       // the mtp joint centre's distance from the heel / foot length
 #define SOLE_BELOW_MTP 0.10     // the sole's depth below the mtp joint centre / foot length
 #define BREADTH_RATIO (0.055 / 0.152)  // foot breadth / foot length (Drillis and Contini)
@@ -24,20 +24,11 @@
 
 // the spheres of mbs_foot_sphere_names (heel, met1, met5, hallux, midfoot) from the heel, in
 // foot lengths (x; the heel sphere is at its radius instead) and foot breadths (z, + lateral):
-// human_model.c's sx, sz with its heel 0.25 L behind the ankle
+// studies/human_model.c's sx, sz with its heel 0.25 L behind the ankle
 static const double sphere_x[5] = {0, 0.75, 0.70, 0.95, 0.35};
 static const double sphere_z[5] = {0, -0.35, 0.40, -0.30, 0.45};
 enum { HALLUX = 3 };
-
-static const char* const required_held[] = {
-    "lumbar_extension", "lumbar_bending",  "lumbar_rotation", "hip_flexion_r",
-    "hip_adduction_r",  "hip_rotation_r",  "knee_angle_r",    "ankle_angle_r",
-    "hip_flexion_l",    "hip_adduction_l", "hip_rotation_l",  "knee_angle_l",
-    "ankle_angle_l"};
-static const char* const optional_held[] = {"subtalar_angle_r", "subtalar_angle_l",
-                                            "mtp_angle_r", "mtp_angle_l"};
-#define NREQ ((int)(sizeof(required_held) / sizeof(required_held[0])))
-#define NOPT ((int)(sizeof(optional_held) / sizeof(optional_held[0])))
+#define MAX_HELD 64  // held coordinates at the most
 
 void mbs_posture_adapt_options_default(mbs_posture_adapt_options* o) {
   memset(o, 0, sizeof(*o));
@@ -48,7 +39,9 @@ void mbs_posture_adapt_options_default(mbs_posture_adapt_options* o) {
   o->foot_length = 0;
   o->sole = NAN;
   o->remove_muscles = 1;
-  mbs_human_params_default(&o->contact);
+  mbs_platform_params_default(&o->contact);
+  o->held_required = o->held_optional = NULL;
+  o->nrequired = o->noptional = 0;
 }
 
 //---------------------------------- XML helpers -----------------------------------------------
@@ -472,14 +465,19 @@ static int adapt(ctx* c, const mbs_posture_adapt_options* o, mbs_posture_adapt_i
     if (!o->feet[i] || !find_in_set(c->model, "BodySet", o->feet[i]))
       return fail(c, MBS_ERR_UNKNOWN_NAME, "no foot body '%s'", o->feet[i] ? o->feet[i] : "");
   // the held coordinates
-  xmlNodePtr held[NREQ + NOPT];
-  const char* held_name[NREQ + NOPT];
+  const int nreq = o->held_required ? o->nrequired : 0;
+  const int nopt = o->held_optional ? o->noptional : 0;
+  if (nreq < 0 || nopt < 0 || nreq + nopt > MAX_HELD)
+    return fail(c, MBS_ERR_ARGUMENT, "%d required and %d optional held coordinates (at most %d)",
+                nreq, nopt, MAX_HELD);
+  xmlNodePtr held[MAX_HELD];
+  const char* held_name[MAX_HELD];
   int nheld = 0;
-  for (int k = 0; k < NREQ + NOPT; k++) {
-    const char* nm = k < NREQ ? required_held[k] : optional_held[k - NREQ];
-    xmlNodePtr n = find_coordinate(c->model, nm);
-    if (!n && k < NREQ)
-      return fail(c, MBS_ERR_UNKNOWN_NAME, "the held coordinate '%s' is missing", nm);
+  for (int k = 0; k < nreq + nopt; k++) {
+    const char* nm = k < nreq ? o->held_required[k] : o->held_optional[k - nreq];
+    xmlNodePtr n = nm ? find_coordinate(c->model, nm) : NULL;
+    if (!n && k < nreq)
+      return fail(c, MBS_ERR_UNKNOWN_NAME, "the held coordinate '%s' is missing", nm ? nm : "");
     if (!n) continue;
     held[nheld] = n;
     held_name[nheld++] = nm;
