@@ -191,8 +191,6 @@ int mbs_system_add_params(mbs_system* sys, const double* defaults, int n);
 // a negative status
 int mbs_system_add_param_path(mbs_system* sys, char* path, int index, int size,
                               const char* unit);
-// malloc'ed printf
-char* mbs_format_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // set the system's error to "out of memory" and return its status
 int mbs_system_no_memory(mbs_system* sys, const char* func);
 // a new force element with np default parameters; named "<kind><index>" until renamed

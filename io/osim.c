@@ -119,20 +119,6 @@ static char* dup_str(const char* s) {
   return r;
 }
 
-static char* fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-static char* fmt(const char* f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  const int n = vsnprintf(NULL, 0, f, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char* r = malloc((size_t)n + 1);
-  if (!r) return NULL;
-  va_start(ap, f);
-  vsnprintf(r, (size_t)n + 1, f, ap);
-  va_end(ap);
-  return r;
-}
 
 static const char* base_name(const char* path) {
   const char* s = strrchr(path, '/');
@@ -167,7 +153,7 @@ static void warn_at(mbs_osim_model* m, int line, const char* kind, const char* n
   va_start(ap, f);
   vsnprintf(msg, sizeof(msg), f, ap);
   va_end(ap);
-  char* w = fmt("%s:%d: %s '%s': %s", base_name(m->path), line, kind, name ? name : "", msg);
+  char* w = mbs_format_string("%s:%d: %s '%s': %s", base_name(m->path), line, kind, name ? name : "", msg);
   if (!w || !GROW(m->warning, m->cap_warning, m->nwarning + 1)) {
     free(w);
     return;
@@ -316,7 +302,7 @@ static int read_bool(mbs_osim_model* m, xmlNodePtr n, const char* field, int dfl
 
 // join and normalize a socket path against its owner ("a/b" + "../c" -> "a/c")
 static char* resolve_path(const char* owner, const char* rel) {
-  char* joined = rel[0] == '/' ? dup_str(rel) : fmt("%s/%s", owner ? owner : "", rel);
+  char* joined = rel[0] == '/' ? dup_str(rel) : mbs_format_string("%s/%s", owner ? owner : "", rel);
   if (!joined) return NULL;
   // split into segments, drop "." and apply ".."
   char* out = malloc(strlen(joined) + 2);
@@ -415,7 +401,7 @@ static int collect_offset_frames(mbs_osim_model* m, xmlNodePtr list, const char*
     if (!parent || !*parent)
       return fail_at(m, line_of(c), "PhysicalOffsetFrame", nm, MBS_ERR_PARSE,
                      "<socket_parent> is missing");
-    char* path = fmt("%s/%s", owner_path, nm);
+    char* path = mbs_format_string("%s/%s", owner_path, nm);
     // a frame's socket path is relative to the frame itself
     if (add_frame(m, path, dup_str(path), parent, -2, ang, p, line_of(c)) < 0)
       return fail_at(m, line_of(c), "PhysicalOffsetFrame", nm, MBS_ERR_NO_MEMORY,
@@ -556,7 +542,7 @@ static int add_function(mbs_osim_model* m, xmlNodePtr fn, const char* fname, con
     }
   } else if (!strcmp(t, "MultiplierFunction")) {
     xmlNodePtr inner = first_elem(child(fn, "function"));
-    char* iname = fmt("%s.inner", fname);
+    char* iname = mbs_format_string("%s.inner", fname);
     const int in = add_function(m, inner, keep(m, iname), kind, name);
     if (in < 0) return in;
     double scale;
@@ -638,7 +624,7 @@ static int collect_bodies(mbs_osim_model* m, xmlNodePtr model) {
       if (!strcmp(m->body[i].name, r->name))
         return fail_at(m, r->line, "Body", r->name, MBS_ERR_PARSE,
                        "a body of that name exists (line %d)", m->body[i].line);
-    char* path = fmt("/bodyset/%s", r->name);
+    char* path = mbs_format_string("/bodyset/%s", r->name);
     if (add_frame(m, path, path ? dup_str(path) : NULL, NULL, m->nbody, NULL, NULL, r->line) < 0)
       return fail_at(m, r->line, "Body", r->name, MBS_ERR_NO_MEMORY, "out of memory");
     m->nbody++;
@@ -658,7 +644,7 @@ static int collect_joints(mbs_osim_model* m, xmlNodePtr model) {
                      "joint type %s is not supported (supported: WeldJoint, PinJoint, "
                      "SliderJoint, UniversalJoint, GimbalJoint, BallJoint, FreeJoint, "
                      "PlanarJoint, EllipsoidJoint, CustomJoint)", tag(j));
-    char* path = fmt("/jointset/%s", nm);
+    char* path = mbs_format_string("/jointset/%s", nm);
     if (!keep(m, path)) return fail_at(m, line_of(j), tag(j), nm, MBS_ERR_NO_MEMORY, "memory");
     int rc = collect_offset_frames(m, child(j, "frames"), path);
     if (rc) return rc;
@@ -675,7 +661,7 @@ static int collect_joints(mbs_osim_model* m, xmlNodePtr model) {
   // sockets, once all frames are known
   for (int i = 0; i < m->njoint; i++) {
     joint_rec* r = &m->joint[i];
-    char* owner = fmt("/jointset/%s", r->name);
+    char* owner = mbs_format_string("/jointset/%s", r->name);
     if (!keep(m, owner)) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_NO_MEMORY, "memory");
     const char* fields[2] = {"socket_parent_frame", "socket_child_frame"};
     for (int k = 0; k < 2; k++) {
@@ -768,7 +754,7 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
     if (!ta) {  // absent: no motion about/along a default axis
       memcpy(sa->axis, unit[a], sizeof(sa->axis));
       mbs_function_spec z = {MBS_FUNC_CONSTANT, NULL, 0, (const double[]){0}, NULL, NULL, 0, -1};
-      char* fname = keep(m, fmt("%s/%s", r->name, axes[a]));
+      char* fname = keep(m, mbs_format_string("%s/%s", r->name, axes[a]));
       z.name = fname;
       sa->function = mbs_system_add_function(m->sys, &z);
       sa->coord = -1;
@@ -806,17 +792,17 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
     if (!fn) {  // no function: identity in the coordinate (OpenSim's default is linear 1 0)
       if (sa->coord < 0) {
         mbs_function_spec z = {MBS_FUNC_CONSTANT, NULL, 0, (const double[]){0}, NULL, NULL, 0, -1};
-        z.name = keep(m, fmt("%s/%s", r->name, axes[a]));
+        z.name = keep(m, mbs_format_string("%s/%s", r->name, axes[a]));
         sa->function = mbs_system_add_function(m->sys, &z);
       } else {
         mbs_function_spec l = {MBS_FUNC_LINEAR, NULL, 0, (const double[]){1, 0}, NULL, NULL, 0, -1};
-        l.name = keep(m, fmt("%s/%s", r->name, axes[a]));
+        l.name = keep(m, mbs_format_string("%s/%s", r->name, axes[a]));
         sa->function = mbs_system_add_function(m->sys, &l);
       }
       if (sa->function < 0) return sys_fail(m, line_of(ta), r->kind, r->name);
       continue;
     }
-    sa->function = add_function(m, fn, keep(m, fmt("%s/%s", r->name, axes[a])), r->kind,
+    sa->function = add_function(m, fn, keep(m, mbs_format_string("%s/%s", r->name, axes[a])), r->kind,
                                 r->name);
     if (sa->function < 0) return sa->function;
   }
@@ -994,7 +980,7 @@ static int read_constraints(mbs_osim_model* m, xmlNodePtr model) {
     const char* kind = tag(e);
     const char* nm = keep_name(m, e);
     const int line = line_of(e);
-    char* owner = keep(m, fmt("/constraintset/%s", nm));
+    char* owner = keep(m, mbs_format_string("/constraintset/%s", nm));
     int rc = collect_offset_frames(m, child(e, "frames"), owner);
     if (rc) return rc;
     const int enforced = read_bool(m, e, "isEnforced", !read_bool(m, e, "isDisabled", 0));
@@ -1048,11 +1034,11 @@ static int read_constraints(mbs_osim_model* m, xmlNodePtr model) {
       double scale;
       if (!read_number_or(m, e, "scale_factor", &scale, 1, kind, nm)) return m->err->code;
       xmlNodePtr fn = first_elem(child(e, "coupled_coordinates_function"));
-      const int f = add_function(m, fn, keep(m, fmt("%s/function", nm)), kind, nm);
+      const int f = add_function(m, fn, keep(m, mbs_format_string("%s/function", nm)), kind, nm);
       if (f < 0) return f;
       c.function = f;
       if (scale != 1) {  // OpenSim: dependent = scale * f(independent)
-        mbs_function_spec ms = {MBS_FUNC_MULTIPLIER, keep(m, fmt("%s/scaled", nm)), 0, NULL,
+        mbs_function_spec ms = {MBS_FUNC_MULTIPLIER, keep(m, mbs_format_string("%s/scaled", nm)), 0, NULL,
                                 NULL, NULL, scale, f};
         c.function = mbs_system_add_function(m->sys, &ms);
         if (c.function < 0) return sys_fail(m, line, kind, nm);
@@ -1089,7 +1075,7 @@ static int coordinate_constraints(mbs_osim_model* m, xmlNodePtr model) {
     }
     if (c->locked) {
       mbs_constraint_spec s =
-          mbs_constraint_spec_default(MBS_CON_LOCKED_COORDINATE, keep(m, fmt("%s_locked", c->name)));
+          mbs_constraint_spec_default(MBS_CON_LOCKED_COORDINATE, keep(m, mbs_format_string("%s_locked", c->name)));
       s.coordinate = (mbs_coordinate_ref){c->body, c->axis};
       s.value = c->default_value;
       if (mbs_system_add_constraint(m->sys, &s) < 0) return sys_fail(m, 0, "Coordinate", c->name);
@@ -1116,11 +1102,11 @@ static int prescribed_coordinates(mbs_osim_model* m, xmlNodePtr model) {
                 "prescribed without a prescribed_function; it is free");
         continue;
       }
-      const int f = add_function(m, fn, keep(m, fmt("%s/prescribed", c->name)), "Coordinate",
+      const int f = add_function(m, fn, keep(m, mbs_format_string("%s/prescribed", c->name)), "Coordinate",
                                  c->name);
       if (f < 0) return f;
       mbs_constraint_spec s = mbs_constraint_spec_default(
-          MBS_CON_PRESCRIBED_MOTION, keep(m, fmt("%s_prescribed", c->name)));
+          MBS_CON_PRESCRIBED_MOTION, keep(m, mbs_format_string("%s_prescribed", c->name)));
       s.coordinate = (mbs_coordinate_ref){c->body, c->axis};
       s.function = f;
       if (mbs_system_add_constraint(m->sys, &s) < 0)
@@ -1202,7 +1188,7 @@ static int read_path(mbs_osim_model* m, mbs_osim_record* r, xmlNodePtr path, con
         const char* cn = text_of(m, child(p, cf[k]));
         q->location_coordinate[k] = mbs_osim_find_coordinate(m, cn ? base_name(cn) : "");
         q->location_function[k] = add_function(
-            m, fn, keep(m, fmt("%s/%s/%s", r->name, q->name, lf[k])), tag(p), q->name);
+            m, fn, keep(m, mbs_format_string("%s/%s/%s", r->name, q->name, lf[k])), tag(p), q->name);
         if (q->location_function[k] < 0) return q->location_function[k];
         if (q->location_coordinate[k] >= 0) {
           // value at the default pose, for a first look
@@ -1257,7 +1243,7 @@ static int read_contact_geometry(mbs_osim_model* m, xmlNodePtr model) {
               "use it will not see it)");
       continue;
     }
-    char* owner = keep(m, fmt("/contactgeometryset/%s", nm));
+    char* owner = keep(m, mbs_format_string("/contactgeometryset/%s", nm));
     int body;
     mbs_transform X_BF;
     int rc = socket_frame(m, owner, e, "socket_frame", kind, nm, &body, &X_BF);
@@ -1282,8 +1268,8 @@ static int read_contact_geometry(mbs_osim_model* m, xmlNodePtr model) {
       const char* fn = text_of(m, child(e, "filename"));
       if (!fn || !*fn)
         return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "<filename> is missing");
-      char* cand[3] = {fn[0] == '/' ? dup_str(fn) : fmt("%s/%s", m->dir, fn),
-                       fmt("%s/Geometry/%s", m->dir, fn), dup_str(fn)};
+      char* cand[3] = {fn[0] == '/' ? dup_str(fn) : mbs_format_string("%s/%s", m->dir, fn),
+                       mbs_format_string("%s/Geometry/%s", m->dir, fn), dup_str(fn)};
       const char* found = NULL;
       for (int k = 0; k < 3 && !found; k++) {
         FILE* probe = cand[k] ? fopen(cand[k], "rb") : NULL;
@@ -1389,7 +1375,7 @@ static int control_function_for(mbs_osim_model* m, const control_fn* cf, int ncf
                                  const char* actuator, const char* kind) {
   for (int i = 0; i < ncf; i++)
     if (!strcmp(cf[i].actuator, actuator))
-      return add_function(m, cf[i].function, keep(m, fmt("%s/control", actuator)), kind,
+      return add_function(m, cf[i].function, keep(m, mbs_format_string("%s/control", actuator)), kind,
                           actuator);
   return -1;
 }
@@ -1407,7 +1393,7 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
       warn_at(m, line, kind, nm, "does not apply force (appliesForce false); left out");
       continue;
     }
-    char* owner = keep(m, fmt("/forceset/%s", nm));
+    char* owner = keep(m, mbs_format_string("/forceset/%s", nm));
     int rc = collect_offset_frames(m, child(e, "frames"), owner);
     if (rc) return rc;
     int id = -1;
@@ -1630,7 +1616,7 @@ static int read_markers(mbs_osim_model* m, xmlNodePtr model) {
   for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
     if (!is_elem(e)) continue;
     const char* nm = keep_name(m, e);
-    char* owner = keep(m, fmt("/markerset/%s", nm));
+    char* owner = keep(m, mbs_format_string("/markerset/%s", nm));
     int body;
     mbs_transform X;
     const char* field = child(e, "socket_parent_frame") ? "socket_parent_frame" : "body";
@@ -1701,7 +1687,7 @@ static int column_function(mbs_osim_model* m, const mbs_table* t, const char* la
     x[r] = mbs_table_get(t, r, 0);
     y[r] = mbs_table_get(t, r, c);
   }
-  char* fname = keep(m, fmt("external_loads/%s/%s", force, label));
+  char* fname = keep(m, mbs_format_string("external_loads/%s/%s", force, label));
   mbs_function_spec s = {MBS_FUNC_NATURAL_CUBIC_SPLINE, fname, t->nrow, NULL, x, y, 0, -1};
   const int id = mbs_system_add_function(m->sys, &s);
   free(x);
@@ -1736,7 +1722,7 @@ static int read_external_loads(mbs_osim_model* m, const char* xml) {
     goto done;
   }
   const char* slash = strrchr(xml, '/');
-  data = df[0] == '/' || !slash ? dup_str(df) : fmt("%.*s/%s", (int)(slash - xml), xml, df);
+  data = df[0] == '/' || !slash ? dup_str(df) : mbs_format_string("%.*s/%s", (int)(slash - xml), xml, df);
   mbs_error terr;
   if (!data || mbs_table_read(data, &t, &terr) != MBS_OK) {
     rc = mbs_error_set(m->err, data ? terr.code : MBS_ERR_NO_MEMORY, "mbs_osim_read",
@@ -1910,7 +1896,7 @@ static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
   m->opt = o;
   m->path = dup_str(path);
   const char* slash = strrchr(path, '/');
-  m->dir = slash ? fmt("%.*s", (int)(slash - path), path) : dup_str(".");
+  m->dir = slash ? mbs_format_string("%.*s", (int)(slash - path), path) : dup_str(".");
   xmlResetLastError();
   const int xopt = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_HUGE;
   xmlDocPtr doc = text ? xmlReadMemory(text, (int)len, path, NULL, xopt)

@@ -242,6 +242,36 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
                   "is the centre of mass over the feet?", g[0], g[1]);
 }
 
+// the contact spheres on the human's bodies (not Ground, not the platform), the State at
+// Position stage: the smallest and largest Ground x of their centres and the lowest point of any
+// of them; an error when there are none
+static int foot_spheres(const mbs_system* sys, mbs_state* st, double* lo_x, double* hi_x,
+                        double* lowest, mbs_error* err) {
+  *lo_x = *lowest = INFINITY;
+  *hi_x = -INFINITY;
+  const double* prm = mbs_state_params(st);
+  for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
+    if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
+    const int b = mbs_contact_geometry_body(sys, g);
+    if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
+    const char* gname = mbs_contact_geometry_name(sys, g);
+    char path[256];
+    snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
+    const mbs_param_info* pr = mbs_system_find_param(sys, path);
+    snprintf(path, sizeof path, "/contactgeometryset/%s/location", gname);
+    const mbs_param_info* pl = mbs_system_find_param(sys, path);
+    double p[3];
+    if (!pr || !pl || mbs_get_station_location(sys, st, b, prm + pl->index, p)) continue;
+    *lo_x = fmin(*lo_x, p[0]);
+    *hi_x = fmax(*hi_x, p[0]);
+    *lowest = fmin(*lowest, p[1] - prm[pr->index]);
+  }
+  if (!isfinite(*lowest))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture",
+                    "posture: the model has no contact spheres on its feet");
+  return MBS_OK;
+}
+
 int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
                                const mbs_posture_options* o, mbs_posture_result* r,
                                mbs_error* err) {
@@ -285,23 +315,8 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     for (int j = 0; j < nj; j++)
       if (idx[j] >= 0) set_q(m, st, idx[j], 0);
     if ((rc = com_and_ankles(m, st, com, ankle)) == MBS_OK) {
-      for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
-        if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
-        const int b = mbs_contact_geometry_body(sys, g);
-        if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
-        char path[256];
-        snprintf(path, sizeof path, "/contactgeometryset/%s/location",
-                 mbs_contact_geometry_name(sys, g));
-        const mbs_param_info* pl = mbs_system_find_param(sys, path);
-        double p[3];
-        if (!pl || mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p))
-          continue;
-        lo_x = fmin(lo_x, p[0]);
-        hi_x = fmax(hi_x, p[0]);
-      }
-      if (!(hi_x > lo_x))
-        rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the model has no contact "
-                      "spheres on its feet");
+      double lowest_unused;
+      rc = foot_spheres(sys, st, &lo_x, &hi_x, &lowest_unused, err);
       target = lo_x + MBS_POSTURE_COM_FRACTION * (hi_x - lo_x) - ankle[0];
     }
   }
@@ -332,26 +347,8 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   r->ankle_angle = theta - h + lean;
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
-  double lowest = INFINITY;
-  for (int g = 0; g < mbs_system_ncontact_geometry(sys) && rc == MBS_OK; g++) {
-    // the lowest point of every sphere on a body of the human (not Ground, not the platform)
-    if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
-    const int b = mbs_contact_geometry_body(sys, g);
-    if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
-    const char* gname = mbs_contact_geometry_name(sys, g);
-    char path[256];
-    snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
-    const mbs_param_info* pr = mbs_system_find_param(sys, path);
-    snprintf(path, sizeof path, "/contactgeometryset/%s/location", gname);
-    const mbs_param_info* pl = mbs_system_find_param(sys, path);
-    if (!pr || !pl) continue;
-    double p[3];
-    if (mbs_get_station_location(sys, st, b, mbs_state_params(st) + pl->index, p)) continue;
-    lowest = fmin(lowest, p[1] - mbs_state_params(st)[pr->index]);
-  }
-  if (rc == MBS_OK && !isfinite(lowest))
-    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the model has no contact spheres "
-                  "on its feet");
+  double lowest = INFINITY, x_unused[2];
+  if (rc == MBS_OK) rc = foot_spheres(sys, st, &x_unused[0], &x_unused[1], &lowest, err);
   if (rc == MBS_OK && isfinite(lowest)) {
     const double y = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
     set_q(m, st, pelvis_ty, y - lowest);
@@ -446,15 +443,21 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
 
 //---------------------------------- time to fall ----------------------------------------------
 
-typedef struct fall_ctx {
-  int qindex;
-  double level;
-} fall_ctx;
-
 static double pelvis_above_level(const mbs_system* sys, mbs_state* st, void* user) {
   (void)sys;
-  const fall_ctx* f = user;
+  const mbs_posture_fall* f = user;
   return mbs_state_q(st)[f->qindex] - f->level;
+}
+
+static mbs_event_action fallen(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  mbs_posture_fall* f = user;
+  if (isnan(f->time)) f->time = mbs_state_time(st);
+  return MBS_EVENT_TERMINATE;
+}
+
+mbs_event mbs_posture_fall_event(mbs_posture_fall* f) {
+  return (mbs_event){"fall", pelvis_above_level, MBS_STAGE_POSITION, -1, fallen, f};
 }
 
 int mbs_posture_time_to_fall(const mbs_osim_model* m, mbs_state* st, double duration,
@@ -463,19 +466,18 @@ int mbs_posture_time_to_fall(const mbs_osim_model* m, mbs_state* st, double dura
   const int k = mbs_osim_find_coordinate(m, "pelvis_ty");
   if (k < 0)
     return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis_ty", "posture: no coordinate pelvis_ty");
-  fall_ctx f = {mbs_osim_coordinate_info(m, k)->qindex, 0};
+  mbs_posture_fall f = {mbs_osim_coordinate_info(m, k)->qindex, 0, NAN};
   f.level = fall_fraction * mbs_state_q(st)[f.qindex];
-  mbs_event ev = {"fall", pelvis_above_level, MBS_STAGE_POSITION, -1, NULL, &f};
+  mbs_event ev = mbs_posture_fall_event(&f);
   mbs_simulation_options so;
   mbs_simulation_options_default(&so);
   so.integ.accuracy = accuracy;
   so.report_interval = 0;
-  mbs_simulation_result res;
-  const int rc = mbs_simulate(sys, st, duration, &so, &ev, 1, NULL, NULL, &res);
+  const int rc = mbs_simulate(sys, st, duration, &so, &ev, 1, NULL, NULL, NULL);
   if (rc) {
     *err = *mbs_state_error(st);
     return rc;
   }
-  *T = res.event == 0 ? res.event_time : duration;
+  *T = isnan(f.time) ? duration : f.time;
   return MBS_OK;
 }

@@ -19,6 +19,7 @@
 #define MBS_STUDIES_POSTURE_H_
 
 #include "mbs/osim.h"
+#include "mbs/simulate.h"
 
 #define MBS_POSTURE_REQUIRED_JOINTS 13  // see mbs_posture_joint_names
 #define MBS_POSTURE_MAX_JOINTS 18
@@ -69,6 +70,16 @@ extern const char* const mbs_posture_joint_names[];
 int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
                                const mbs_posture_options* o, mbs_posture_result* r,
                                mbs_error* err);
+
+// The fall as an event: the pelvis (q[qindex], its height: coordinate pelvis_ty) falling below
+// `level`; the handler records the first fall's time in `time` (set it to NaN before) and ends
+// the simulation. The event points at f, which must outlive its use.
+typedef struct mbs_posture_fall {
+  int qindex;
+  double level;
+  double time;
+} mbs_posture_fall;
+mbs_event mbs_posture_fall_event(mbs_posture_fall* f);
 
 // Time to fall: simulate from the State's time to `duration` and stop when the pelvis (its
 // origin, the mid-hip point) falls below `fall_fraction` of its height at the start; T is that

@@ -56,20 +56,6 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static char* fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-static char* fmt(const char* f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  const int n = vsnprintf(NULL, 0, f, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char* r = malloc((size_t)n + 1);
-  if (!r) return NULL;
-  va_start(ap, f);
-  vsnprintf(r, (size_t)n + 1, f, ap);
-  va_end(ap);
-  return r;
-}
 
 //---------------------------------- the study's plan -------------------------------------------
 
@@ -338,7 +324,7 @@ static int plan_posture_axes(study* S, mbs_error* err) {
     param_plan* q = &S->par[a];
     q->kind = P_POSTURE;
     q->index = a;
-    q->name = fmt("%s", posture_axis_names[a]);
+    q->name = mbs_format_string("%s", posture_axis_names[a]);
     q->unit = posture_axis_units[a];
     S->dist[a] = (mbs_distribution){.type = MBS_DIST_DISCRETE, .values = S->posture_levels[a],
                                     .nvalues = n[a]};
@@ -374,7 +360,7 @@ static int plan_params(study* S, mbs_error* err) {
     const mbs_spec_parameter* p = &sp->params[i - first];
     param_plan* q = &S->par[i];
     q->is_scale = p->is_scale;
-    q->name = p->component ? fmt("%s[%d]", p->path, p->component) : fmt("%s", p->path);
+    q->name = p->component ? mbs_format_string("%s[%d]", p->path, p->component) : mbs_format_string("%s", p->path);
     S->dist[i] = p->dist;
     char what[300];
     snprintf(what, sizeof(what), "parameter '%s'", q->name ? q->name : p->path);
@@ -447,7 +433,7 @@ static int add_quantity(study* S, const char* name, int kind, int arg, int ncomp
   S->quant = nq;
   quantity_plan* q = &S->quant[S->nquant++];
   memset(q, 0, sizeof(*q));
-  q->name = fmt("%s", name);
+  q->name = mbs_format_string("%s", name);
   q->kind = kind;
   q->arg = arg;
   q->ncomp = ncomp;
@@ -455,7 +441,7 @@ static int add_quantity(study* S, const char* name, int kind, int arg, int ncomp
   q->comps = calloc((size_t)ncomp + 1, sizeof(char*));
   if (!q->name || !q->comps) return MBS_ERR_NO_MEMORY;
   for (int k = 0; k < ncomp; k++)
-    if (!(q->comps[k] = fmt("%s", comps[k]))) return MBS_ERR_NO_MEMORY;
+    if (!(q->comps[k] = mbs_format_string("%s", comps[k]))) return MBS_ERR_NO_MEMORY;
   q->offset = 0;
   return MBS_OK;
 }
@@ -518,7 +504,7 @@ static int plan_outputs(study* S, mbs_error* err) {
         ok = all && !mbs_get_contact_reports(sys, st, f, all, npair, &n2);
         for (int k = 0; ok && k < npair; k++)
           for (int j = 0; j < 7; j++)
-            ok = ok && (comps[7 * k + j] = fmt("%s-%s/%s",
+            ok = ok && (comps[7 * k + j] = mbs_format_string("%s-%s/%s",
                                                 mbs_contact_geometry_name(sys, all[k].geometry1),
                                                 mbs_contact_geometry_name(sys, all[k].geometry2),
                                                 field[j])) != NULL;
@@ -824,27 +810,6 @@ static void draw_params(const study* S, long index, double* values) {
   }
 }
 
-// posture studies: the fall event (the pelvis below a level) and quiet standing
-
-typedef struct fall_ctx {
-  int qindex;
-  double level;
-  double time;        // of the first fall, NaN if none
-} fall_ctx;
-
-static double pelvis_above_level(const mbs_system* sys, mbs_state* st, void* user) {
-  (void)sys;
-  const fall_ctx* f = user;
-  return mbs_state_q(st)[f->qindex] - f->level;
-}
-
-static mbs_event_action fall_handler(const mbs_system* sys, mbs_state* st, void* user) {
-  (void)sys;
-  fall_ctx* f = user;
-  if (isnan(f->time)) f->time = mbs_state_time(st);
-  return MBS_EVENT_TERMINATE;
-}
-
 // quiet standing for the sample's knee flexion and joint mode, the platform's displacement
 // set from magnitude and direction; *level is the pelvis height that counts as fallen
 static int prepare_posture(sample_run* r, double* level) {
@@ -920,7 +885,7 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
   mbs_osim_set_coordinates(S->om, st, q0, q0 + nc);
   free(q0);
   mbs_state_set_time(st, 0);
-  fall_ctx fall = {S->pelvis_ty, -INFINITY, NAN};
+  mbs_posture_fall fall = {S->pelvis_ty, -INFINITY, NAN};
   for (int k = 0; k < PS_N; k++) r->posture[k] = NAN;
   if (S->posture) {
     rc = prepare_posture(r, &fall.level);
@@ -954,8 +919,7 @@ static int run_sample(sample_run* r, const mbs_state* pristine, double* wall, lo
     }
     int nev = S->nevents;
     if (S->posture)  // the fall: the pelvis below its fraction of the standing height
-      ev[nev++] = (mbs_event){"fall", pelvis_above_level, MBS_STAGE_POSITION, -1, fall_handler,
-                              &fall};
+      ev[nev++] = mbs_posture_fall_event(&fall);
     mbs_simulation_result res;
     memset(&res, 0, sizeof(res));
     rc = mbs_simulate(sys, st, S->spec->duration, &o, ev, nev, on_report, r, &res);
@@ -1037,7 +1001,7 @@ static int list_journals(const char* dir, char*** out, int* n, int* max_attempt)
       if (!p) break;
       *out = p;
     }
-    (*out)[(*n)++] = fmt("%s/%s", dir, e->d_name);
+    (*out)[(*n)++] = mbs_format_string("%s/%s", dir, e->d_name);
   }
   closedir(d);
   if (*n) qsort(*out, (size_t)*n, sizeof(char*), cmp_str);
@@ -1210,7 +1174,7 @@ static int merger_open(merger* M) {
   const char** sn = calloc((size_t)S->nscal + 1, sizeof(char*));
   const char** su = calloc((size_t)S->nscal + 1, sizeof(char*));
   M->traj = calloc((size_t)nq + 1, sizeof(double*));
-  M->partial = fmt("%s/result.h5", S->parts);
+  M->partial = mbs_format_string("%s/result.h5", S->parts);
   int rc = MBS_OK;
   if (!sq || !pn || !pu || !sn || !su || !M->traj || !M->partial)
     rc = MBS_FAIL(&M->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
@@ -1477,7 +1441,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     if (mbs_design_check(spec->method, spec->count, S.np, &de))
       rc = plan_fail(err, de.code, spec, 0, "sampling: %s", de.message);
   }
-  S.parts = fmt("%s.parts", spec->output);
+  S.parts = mbs_format_string("%s.parts", spec->output);
   S.done = calloc((size_t)(S.nsamples + 7) / 8 + 1, 1);
   if (rc == MBS_OK && (!S.parts || !S.done))
     rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
@@ -1550,7 +1514,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     const int tid = omp_get_thread_num();
     mbs_error e;
     mbs_error_clear(&e);
-    char* path = fmt("%s/j%d-r%d-t%d.bin", S.parts, S.attempt, S.rank, tid);
+    char* path = mbs_format_string("%s/j%d-r%d-t%d.bin", S.parts, S.attempt, S.rank, tid);
     const mbs_journal_layout L = journal_layout(&S);
     mbs_journal_writer* w = path ? mbs_journal_create(path, &L, &e) : NULL;
     free(path);

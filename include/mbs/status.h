@@ -70,6 +70,9 @@ int mbs_error_set(mbs_error* err, int code, const char* func, int line, const ch
 #define MBS_FAIL(err, code, component, ...) \
   mbs_error_set((err), (code), __func__, __LINE__, (component), __VA_ARGS__)
 
+// printf into a new string (malloc'ed; NULL when out of memory)
+char* mbs_format_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #ifdef __cplusplus
 }
 #endif
