@@ -81,53 +81,56 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
 
 // the generalized forces on the pelvis's height and tilt that hold the body at rest (zero
 // when the contact balances gravity)
-static int pelvis_unbalance(const mbs_osim_model* m, mbs_state* st, const int q[2], double g[2],
-                            mbs_error* err) {
-  const mbs_system* sys = mbs_osim_system(m);
-  const int nu = mbs_system_nu(sys);
-  double* udot = calloc((size_t)nu + 1, sizeof(double));
-  double* tau = calloc((size_t)nu + 1, sizeof(double));
-  int rc = udot && tau ? MBS_OK : MBS_ERR_NO_MEMORY;
-  if (rc == MBS_OK && ((rc = mbs_realize_dynamics(sys, st)) ||
-                       (rc = mbs_calc_inverse_dynamics(sys, st, udot, tau))))
-    *err = *mbs_state_error(st);
-  if (rc == MBS_OK)
-    for (int k = 0; k < 2; k++) g[k] = tau[mbs_osim_coordinate_info(m, q[k])->uindex];
-  free(udot);
-  free(tau);
-  return rc;
+// what the static solution works on: the model and State, the pelvis's height and tilt
+// (coordinates q, their q indices qi), and the inverse dynamics' buffers
+typedef struct balance {
+  const mbs_osim_model* m;
+  mbs_state* st;
+  int q[2], qi[2];
+  double* udot;  // zeros
+  double* tau;
+} balance;
+
+static int pelvis_unbalance(const balance* B, double g[2], mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(B->m);
+  int rc;
+  if ((rc = mbs_realize_dynamics(sys, B->st)) ||
+      (rc = mbs_calc_inverse_dynamics(sys, B->st, B->udot, B->tau))) {
+    *err = *mbs_state_error(B->st);
+    return rc;
+  }
+  for (int k = 0; k < 2; k++) g[k] = B->tau[mbs_osim_coordinate_info(B->m, B->q[k])->uindex];
+  return MBS_OK;
 }
 
 // with the pelvis tilted to `tilt`, the pelvis height (between y_top - 5 cm and y_top, where
 // the spheres just touch) at which the contact carries the body's weight; g: what is left
 // unbalanced there
-static int balance_height(const mbs_osim_model* m, mbs_state* st, const int q[2], const int qi[2],
-                          double y_top, double tilt, double g[2], mbs_error* err) {
+static int balance_height(const balance* B, double y_top, double tilt, double g[2],
+                          mbs_error* err) {
+  mbs_state* st = B->st;
+  const int* qi = B->qi;
   mbs_state_upd_q(st)[qi[1]] = tilt;
   double hi = y_top + 0.05, lo = y_top - 0.05;
   int rc;
   mbs_state_upd_q(st)[qi[0]] = lo;
-  if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+  if ((rc = pelvis_unbalance(B, g, err))) return rc;
   if (!(g[0] < 0))
     return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: 5 cm into the platform, the "
                     "feet's contact still does not carry the body: are the spheres on the feet?");
   for (int it = 0; it < 64 && hi - lo > 1e-14; it++) {
     mbs_state_upd_q(st)[qi[0]] = 0.5 * (lo + hi);
-    if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+    if ((rc = pelvis_unbalance(B, g, err))) return rc;
     if (g[0] > 0) hi = 0.5 * (lo + hi);
     else lo = 0.5 * (lo + hi);
   }
   return MBS_OK;
 }
 
-static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* err) {
-  const mbs_system* sys = mbs_osim_system(m);
-  const int q[2] = {mbs_osim_find_coordinate(m, "pelvis_ty"),
-                    mbs_osim_find_coordinate(m, "pelvis_tilt")};
-  if (q[0] < 0 || q[1] < 0)
-    return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis", "posture: no pelvis_ty or pelvis_tilt");
-  const int qi[2] = {mbs_osim_coordinate_info(m, q[0])->qindex,
-                     mbs_osim_coordinate_info(m, q[1])->qindex};
+static int settle_solve(const balance* B, mbs_error* err) {
+  const mbs_system* sys = mbs_osim_system(B->m);
+  mbs_state* st = B->st;
+  const int* qi = B->qi;
   memset(mbs_state_upd_u(st), 0, (size_t)mbs_system_nu(sys) * sizeof(double));
   double total = 0, com[3];
   int rc = mbs_realize_position(sys, st);
@@ -143,7 +146,7 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
   const double y0 = mbs_state_q(st)[qi[0]], t0 = mbs_state_q(st)[qi[1]];
 #define MBS_BALANCE_AT(tilt, out)                                                   \
   do {                                                                              \
-    if ((rc = balance_height(m, st, q, qi, y0, (tilt), out, err))) return rc;       \
+    if ((rc = balance_height(B, y0, (tilt), out, err))) return rc;       \
   } while (0)
   // the nearest restoring sign change of the moment to the start, in steps of 0.005 rad on both
   // sides
@@ -198,11 +201,11 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
 #undef MBS_BALANCE_AT
   if (!bad) {
     double gm[2];
-    if ((rc = balance_height(m, st, q, qi, y0, 0.5 * (a + b), gm, err))) return rc;
+    if ((rc = balance_height(B, y0, 0.5 * (a + b), gm, err))) return rc;
   }
   // then Newton's method on both, with a backtracking line search on g0^2 + (g1 / 0.1 m)^2
   // (the contact force is very nonlinear) and steps of at most 1 cm and 0.05 rad
-  if ((rc = pelvis_unbalance(m, st, q, g, err))) return rc;
+  if ((rc = pelvis_unbalance(B, g, err))) return rc;
   for (int it = 0; it < 100; it++) {
     if (fabs(g[0]) < tol && fabs(g[1]) < tol) return MBS_OK;
     // the Jacobian by central differences
@@ -212,9 +215,9 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
       double gp[2], gm[2];
       const double x0 = mbs_state_q(st)[qi[k]];
       mbs_state_upd_q(st)[qi[k]] = x0 + step[k];
-      if ((rc = pelvis_unbalance(m, st, q, gp, err))) return rc;
+      if ((rc = pelvis_unbalance(B, gp, err))) return rc;
       mbs_state_upd_q(st)[qi[k]] = x0 - step[k];
-      if ((rc = pelvis_unbalance(m, st, q, gm, err))) return rc;
+      if ((rc = pelvis_unbalance(B, gm, err))) return rc;
       mbs_state_upd_q(st)[qi[k]] = x0;
       for (int r = 0; r < 2; r++) J[r][k] = (gp[r] - gm[r]) / (2 * step[k]);
     }
@@ -231,7 +234,7 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
     double lambda = shrink, gt[2] = {g[0], g[1]};
     for (int ls = 0; ls < 40; ls++, lambda *= 0.5) {
       for (int k = 0; k < 2; k++) mbs_state_upd_q(st)[qi[k]] = x0[k] - lambda * dx[k];
-      if ((rc = pelvis_unbalance(m, st, q, gt, err))) return rc;
+      if ((rc = pelvis_unbalance(B, gt, err))) return rc;
       if (gt[0] * gt[0] + 100 * gt[1] * gt[1] < merit0) break;
     }
     g[0] = gt[0];
@@ -240,6 +243,22 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* 
   return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
                   "posture: no static equilibrium on the feet (unbalanced %.3g N, %.3g N m): "
                   "is the centre of mass over the feet?", g[0], g[1]);
+}
+
+static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* err) {
+  balance B = {m, st, {mbs_osim_find_coordinate(m, "pelvis_ty"),
+                       mbs_osim_find_coordinate(m, "pelvis_tilt")}, {0, 0}, NULL, NULL};
+  if (B.q[0] < 0 || B.q[1] < 0)
+    return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis", "posture: no pelvis_ty or pelvis_tilt");
+  for (int k = 0; k < 2; k++) B.qi[k] = mbs_osim_coordinate_info(m, B.q[k])->qindex;
+  const size_t nu = (size_t)mbs_system_nu(mbs_osim_system(m));
+  B.udot = calloc(nu + 1, sizeof(double));
+  B.tau = calloc(nu + 1, sizeof(double));
+  const int rc = B.udot && B.tau ? settle_solve(&B, err)
+                                 : MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "out of memory");
+  free(B.udot);
+  free(B.tau);
+  return rc;
 }
 
 // the contact spheres on the human's bodies (not Ground, not the platform), the State at
