@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The OpenSim paper's qualitative findings (§5, Fig. 12) checked on a posture study's file.
 
-  check_posture.py RESULT.h5 [--expect 1,2,4,5] [--report]
+  check_posture.py RESULT.h5 [--expect 1,2,4,5] [--report] [--json]
 
 Reads /posture (the grid the study wrote) and checks, printing each finding with its numbers:
   1. joints free: unstable at every posture (the model falls within the simulated duration at
@@ -17,8 +17,10 @@ Reads /posture (the grid the study wrote) and checks, printing each finding with
   5. joints locked: the stability index does not increase with the magnitude (per posture and
      direction, within 0.02).
 Exit status 0 when all findings hold (with --expect, those listed), 1 otherwise (with --report:
-0 whatever holds, for documentation); 77 when h5py is missing.
+0 whatever holds, for documentation); 77 when h5py is missing. With --json the same results are
+printed as one JSON object (finding number -> holds, and the numbers behind them) instead of text.
 """
+import json
 import sys
 
 try:
@@ -37,7 +39,9 @@ def main():
         expect = {int(x) for x in argv[i + 1].split(",")}
         del argv[i:i + 2]
     args = [a for a in argv if not a.startswith("--")]
-    report = "--report" in argv
+    report = "--report" in argv or "--json" in argv
+    as_json = "--json" in argv
+    summary = {"findings": {}}
     f = h5py.File(args[0], "r")
     g = f["posture"]
     si = g["stability_index"][:]          # mode x knee x direction x magnitude
@@ -55,7 +59,9 @@ def main():
         number = int(name.split(".")[0]) if name[0].isdigit() else 0
         if expect is None or number == 0 or number in expect:
             results.append(ok)
-        print("%s %s\n    %s" % ("HOLDS " if ok else "FAILS ", name, detail))
+        summary["findings"][name.split(".")[0] if name[0].isdigit() else name] = bool(ok)
+        if not as_json:
+            print("%s %s\n    %s" % ("HOLDS " if ok else "FAILS ", name, detail))
 
     if np.isnan(si).any():
         finding("every sample succeeded", False, "%d cells without a result" % np.isnan(si).sum())
@@ -68,6 +74,9 @@ def main():
                     fell.sum(), fell.size,
                     ", ".join("%.2f" % T[i, k, 0, 0] for k in range(len(knees)))))
         mean = np.nanmean(si[i], axis=2)    # knee x direction
+        summary["free_mean_si"] = {dname.get(dirs[d], "%g" % dirs[d]): [round(float(x), 3) for x in mean[:, d]]
+                                   for d in range(len(dirs))}
+        summary["free_T_unperturbed"] = [round(float(T[i, k, 0, 0]), 2) for k in range(len(knees))]
         ok2 = all(mean[-1, d] >= mean[0, d] and np.all(np.diff(mean[:, d]) >= -0.02)
                   for d in range(len(dirs)))
         finding("2. joints free: less crouch, less stable", ok2,
@@ -92,6 +101,8 @@ def main():
                 n = np.argmin(up) if not up.all() else len(up)
                 ranges.append(mags[n - 1] if n > 0 else -1.0)
             ranges = np.array(ranges)
+            summary.setdefault("locked_range_cm", {})[dname.get(dirs[d], "%g" % dirs[d])] = \
+                [round(100 * float(r), 1) for r in ranges]
             ok4 &= bool(ranges[0] >= 0 and np.all(np.diff(ranges) >= 0) and ranges[-1] > ranges[0])
             parts.append("%s: stands up to %s cm" % (
                 dname.get(dirs[d], "%g deg" % dirs[d]),
@@ -103,7 +114,11 @@ def main():
                 bool(worst <= 0.02), "largest increase between neighbouring magnitudes %.4f" % worst)
     ok = all(results)
     what = "the findings" if expect is None else "findings %s" % ",".join(map(str, sorted(expect)))
-    print("%s hold" % what if ok else "some of %s do not hold" % what)
+    summary["knee_flexion"] = [float(k) for k in knees]
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        print("%s hold" % what if ok else "some of %s do not hold" % what)
     return 0 if ok or report else 1
 
 
