@@ -71,6 +71,9 @@ for v in "$@"; do
 import json, sys
 r = json.load(sys.stdin)
 f = r["findings"]
+if "free_mean_si" not in r and "locked_range_cm" not in r:
+    print("| %s | %s | no sample succeeded: %s |||||||" % (sys.argv[1], sys.argv[2], r.get("first_failure", "")))
+    sys.exit(0)
 mark = lambda k: "yes" if f.get(k) else "**no**"
 m = r["free_mean_si"]
 free = " · ".join("%.3f / %.3f" % (a, p) for a, p in zip(m["anterior"], m["posterior"]))

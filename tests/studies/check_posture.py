@@ -64,7 +64,17 @@ def main():
             print("%s %s\n    %s" % ("HOLDS " if ok else "FAILS ", name, detail))
 
     if np.isnan(si).any():
+        summary["cells_without_result"] = int(np.isnan(si).sum())
+        if "status/message" in f:
+            msgs = [m.decode() if isinstance(m, bytes) else str(m) for m in f["status/message"][:]]
+            summary["first_failure"] = next((m for m in msgs if m), "")
         finding("every sample succeeded", False, "%d cells without a result" % np.isnan(si).sum())
+        if np.isnan(si).all():
+            if as_json:
+                print(json.dumps(summary))
+            else:
+                print("no sample succeeded: %s" % summary.get("first_failure", ""))
+            return 0 if report else 1
     stands = T >= D * (1 - 1e-9)
     if "free" in modes:
         i = modes.index("free")
