@@ -31,10 +31,16 @@ int mbs_calc_momentum(const mbs_system* sys, mbs_state* st, double h[6]) {
 }
 
 int mbs_calc_center_of_mass(const mbs_system* sys, mbs_state* st, double* mass, double com[3]) {
+  return mbs_calc_center_of_mass_subset(sys, st, NULL, mass, com);
+}
+
+int mbs_calc_center_of_mass_subset(const mbs_system* sys, mbs_state* st,
+                                   const unsigned char* skip, double* mass, double com[3]) {
   int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
   if (rc) return rc;
   double m = 0, c[3] = {0, 0, 0};
   for (int b = 1; b < sys->nbody; b++) {
+    if (skip && skip[b]) continue;
     const mbs_rigid_inertia* M = &st->M_G[b];
     double p[3];
     mbs_v3_add(p, st->X_GB[b].p, M->c);

@@ -46,25 +46,15 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
   const mbs_system* sys = mbs_osim_system(m);
   int rc = mbs_realize_position(sys, st);
   if (rc) return rc;
-  double total = 0;
-  for (int k = 0; k < 3; k++) com[k] = ankle[k] = 0;
-  const double* prm = mbs_state_params(st);
-  for (int b = 1; b < mbs_system_nbody(sys); b++) {
-    const char* name = mbs_body_name(sys, b);
-    if (!strcmp(name, "platform")) continue;
-    char path[256];
-    snprintf(path, sizeof path, "/bodyset/%s/mass", name);
-    const mbs_param_info* pm = mbs_system_find_param(sys, path);
-    snprintf(path, sizeof path, "/bodyset/%s/mass_center", name);
-    const mbs_param_info* pc = mbs_system_find_param(sys, path);
-    if (!pm || !pc) continue;
-    const double mass = prm[pm->index];
-    double p[3];
-    if ((rc = mbs_get_station_location(sys, st, b, prm + pc->index, p))) return rc;
-    for (int k = 0; k < 3; k++) com[k] += mass * p[k];
-    total += mass;
-  }
-  for (int k = 0; k < 3; k++) com[k] /= total;
+  // the subject's centre of mass: every body but the platform
+  const int nb = mbs_system_nbody(sys), platform = mbs_body_find(sys, "platform");
+  unsigned char* skip = calloc((size_t)nb, 1);
+  if (!skip) return MBS_ERR_NO_MEMORY;
+  if (platform > 0) skip[platform] = 1;
+  rc = mbs_calc_center_of_mass_subset(sys, st, skip, NULL, com);
+  free(skip);
+  if (rc) return rc;
+  for (int k = 0; k < 3; k++) ankle[k] = 0;
   static const double origin[3] = {0, 0, 0};
   // the ankle joints: the talus's origin where the model has one (gait models), else the foot's
   const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
@@ -77,6 +67,72 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
     for (int k = 0; k < 3; k++) ankle[k] += 0.5 * p[k];
   }
   return MBS_OK;
+}
+
+// how far each foot's sole is from level: the x and z components in Ground of the foot body's
+// y axis (the spheres' centres lie in a plane y = const of the foot: its normal)
+static int foot_tilt(const mbs_system* sys, mbs_state* st, const int foot[2], double t[2][2]) {
+  int rc = mbs_realize_position(sys, st);
+  for (int f = 0; f < 2 && !rc; f++) {
+    double R[9];
+    rc = mbs_get_body_transform(sys, st, foot[f], R, NULL);
+    t[f][0] = R[1];
+    t[f][1] = R[7];
+  }
+  return rc;
+}
+
+// the feet flat on the platform: the ankle angles (and the subtalar angles where the model has
+// them) that level each foot's sole, by Newton's method from the angles set. A pin ankle
+// perpendicular to the sagittal plane (mbstudy's human) is flat already; the gait models' ankle
+// and subtalar axes are oblique, so θ − h + λ alone leaves their feet pitched and rolled by
+// up to a degree or two, growing with the ankle angle. With an ankle alone only the pitch is
+// levelled.
+static int level_feet(const mbs_osim_model* m, mbs_state* st, const int ankle[2],
+                      const int subtalar[2]) {
+  const mbs_system* sys = mbs_osim_system(m);
+  const int foot[2] = {mbs_body_find(sys, "calcn_r"), mbs_body_find(sys, "calcn_l")};
+  if (foot[0] < 0 || foot[1] < 0) return MBS_OK;
+  const int n = subtalar[0] >= 0 && subtalar[1] >= 0 ? 2 : 1;
+  const int* dof[2] = {ankle, subtalar};
+  const double* q = mbs_state_q(st);
+  const double step = 1e-7;
+  int rc = MBS_OK;
+  for (int it = 0; it < 30; it++) {
+    double t0[2][2], t1[2][2], J[2][2][2] = {{{0}}};
+    if ((rc = foot_tilt(sys, st, foot, t0))) return rc;
+    double worst = 0;
+    for (int f = 0; f < 2; f++) worst = fmax(worst, fabs(t0[f][0]) + (n == 2 ? fabs(t0[f][1]) : 0));
+    if (worst < 1e-13) break;
+    // both feet at once: each foot's angles move only that foot
+    for (int j = 0; j < n; j++) {
+      double keep[2];
+      for (int f = 0; f < 2; f++) {
+        keep[f] = q[mbs_osim_coordinate_info(m, dof[j][f])->qindex];
+        set_q(m, st, dof[j][f], keep[f] + step);
+      }
+      rc = foot_tilt(sys, st, foot, t1);
+      for (int f = 0; f < 2; f++) set_q(m, st, dof[j][f], keep[f]);
+      if (rc) return rc;
+      for (int f = 0; f < 2; f++)
+        for (int i = 0; i < 2; i++) J[f][i][j] = (t1[f][i] - t0[f][i]) / step;
+    }
+    for (int f = 0; f < 2; f++) {
+      double dx[2] = {0, 0};
+      const double det = J[f][0][0] * J[f][1][1] - J[f][0][1] * J[f][1][0];
+      if (n == 2 && fabs(det) > 1e-6) {
+        dx[0] = (-J[f][1][1] * t0[f][0] + J[f][0][1] * t0[f][1]) / det;
+        dx[1] = (J[f][1][0] * t0[f][0] - J[f][0][0] * t0[f][1]) / det;
+      } else if (fabs(J[f][0][0]) > 1e-6) {
+        dx[0] = -t0[f][0] / J[f][0][0];
+      }
+      for (int j = 0; j < n; j++) {
+        const double v = q[mbs_osim_coordinate_info(m, dof[j][f])->qindex];
+        set_q(m, st, dof[j][f], v + fmax(-0.2, fmin(0.2, dx[j])));
+      }
+    }
+  }
+  return rc;
 }
 
 // the generalized forces on the pelvis's height and tilt that hold the body at rest (zero
@@ -311,7 +367,8 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     if (idx[nj] < 0 && nj < MBS_POSTURE_REQUIRED_JOINTS)
       return coord(m, mbs_posture_joint_names[nj], err), err->code;
   }
-  const int hip_r = 3, knee_r = 6, ankle_r = 7, hip_l = 8, knee_l = 11, ankle_l = 12;
+  const int hip_r = 3, knee_r = 6, ankle_r = 7, hip_l = 8, knee_l = 11, ankle_l = 12,
+            subtalar_r = 13, subtalar_l = 15;
   const int pelvis_ty = coord(m, "pelvis_ty", err);
   if (pelvis_ty < 0) return err->code;
   // the platform at rest while settling
@@ -355,7 +412,10 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     set_q(m, st, idx[hip_l], h);
     set_q(m, st, idx[ankle_r], theta - h + lean);
     set_q(m, st, idx[ankle_l], theta - h + lean);
-    if ((rc = com_and_ankles(m, st, com, ankle))) break;
+    if ((rc = level_feet(m, st, (const int[2]){idx[ankle_r], idx[ankle_l]},
+                         (const int[2]){idx[subtalar_r], idx[subtalar_l]})) ||
+        (rc = com_and_ankles(m, st, com, ankle)))
+      break;
     const double ahead = com[0] - ankle[0];
     if (ahead > target) lo = h;
     else hi = h;
@@ -363,7 +423,8 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   }
   r->hip_flexion = h;
   r->knee_angle = -theta;
-  r->ankle_angle = theta - h + lean;
+  r->ankle_angle = idx[ankle_r] >= 0 ? mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[ankle_r])->qindex]
+                                      : theta - h + lean;
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
   double lowest = INFINITY, x_unused[2];

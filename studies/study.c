@@ -132,6 +132,7 @@ typedef struct study {
   // a posture study
   int posture;
   double* posture_levels[PA_N];  // the grid's values (owned)
+  unsigned char* com_skip;       // bodies left out of `com` (the platform), or NULL
   int pelvis_ty;                 // q index
   mbs_integrator_type integrator;
   char* parts;        // journal folder
@@ -459,6 +460,12 @@ static int plan_outputs(study* S, mbs_error* err) {
   if (sp->outputs & MBS_OUT_Q) rc |= add_quantity(S, "q", O_Q, 0, nc, names, "rad or m");
   if (sp->outputs & MBS_OUT_U) rc |= add_quantity(S, "u", O_U, 0, nc, names, "rad/s or m/s");
   if (sp->outputs & MBS_OUT_COM) rc |= add_quantity(S, "com", O_COM, 0, 3, xyz, "m");
+  // a posture study's `com` is the subject's: the platform it stands on is apparatus
+  const int platform = sp->posture ? mbs_body_find(sys, "platform") : -1;
+  if (platform > 0 && !rc) {
+    if (!(S->com_skip = calloc((size_t)mbs_system_nbody(sys), 1))) rc = MBS_ERR_NO_MEMORY;
+    else S->com_skip[platform] = 1;
+  }
   if ((sp->outputs & MBS_OUT_Z) && S->rank == 0 && S->log)
     fprintf(S->log, "mbstudy: warning: outputs: z: model '%s' has no auxiliary state variables "
             "(activations and fiber lengths come with the muscle models); nothing recorded\n",
@@ -680,7 +687,8 @@ static void quantity_values(const study* S, const quantity_plan* q, mbs_state* s
     }
     case O_COM: {
       double m;
-      if (mbs_calc_center_of_mass(sys, st, &m, out)) out[0] = out[1] = out[2] = NAN;
+      if (mbs_calc_center_of_mass_subset(sys, st, S->com_skip, &m, out))
+        out[0] = out[1] = out[2] = NAN;
       break;
     }
     case O_BODY_POS:
@@ -1382,6 +1390,7 @@ static void free_study(study* S) {
   free(S->parts);
   free(S->done);
   for (int k = 0; k < PA_N; k++) free(S->posture_levels[k]);
+  free(S->com_skip);
   mbs_osim_free(S->om);
 }
 

@@ -48,6 +48,10 @@ int mbs_calc_potential_energy(const mbs_system* sys, mbs_state* st, double* pe);
 int mbs_calc_momentum(const mbs_system* sys, mbs_state* st, double momentum[6]);
 // total mass, center of mass location                                       [Position]
 int mbs_calc_center_of_mass(const mbs_system* sys, mbs_state* st, double* mass, double com[3]);
+// the same over the bodies b with skip[b] == 0 (skip: nbody flags; NULL: every body), e.g. a
+// subject without the platform it stands on; mass 0 and com 0 when nothing is left  [Position]
+int mbs_calc_center_of_mass_subset(const mbs_system* sys, mbs_state* st,
+                                   const unsigned char* skip, double* mass, double com[3]);
 // center of mass velocity                                                   [Velocity]
 int mbs_calc_center_of_mass_velocity(const mbs_system* sys, mbs_state* st, double vcom[3]);
 // Mobilizer reaction on each body (nbody x 6, [moment; force] in Ground), as applied by the

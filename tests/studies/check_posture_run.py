@@ -120,6 +120,18 @@ def main():
     check(bool(np.all(slip < 0.01)) and bool(np.any(mag > 0.02)),
           "standing bodies travel with the platform (up to %.0f cm): the foot stays within "
           "%.4f m of its place on the platform" % (100 * mag.max(), slip.max()))
+    # `com` is the subject's (the platform left out): in quiet standing, 0.52-0.59 of the body's
+    # height above the platform's top (de Leva: 0.567 upright; crouching lowers it), over the
+    # feet ahead of the ankles (the foot body's origin) and behind the toes (0.75 foot length)
+    if "trajectories/com" in f:
+        com0 = f["trajectories/com"][:, 0, :]
+        H = float(f.attrs["subject_height"]) if "subject_height" in f.attrs else 1.75
+        ahead = com0[:, 0] - foot[:, 0, 0]
+        check(bool(np.all((com0[:, 1] > 0.52 * H) & (com0[:, 1] < 0.59 * H))) and
+              bool(np.all((ahead > 0) & (ahead < 0.75 * 0.152 * H))),
+              "com is the subject's: %.3f-%.3f H above the platform, %.3f-%.3f m ahead of the "
+              "right ankle" % (com0[:, 1].min() / H, com0[:, 1].max() / H, ahead.min(),
+                               ahead.max()))
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 

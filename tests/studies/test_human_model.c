@@ -57,6 +57,22 @@ static void test_standing(double H, double M) {
   const double x_com = (com[0] * total) / human;
   printf("  centre of mass at %.4f H above the sole, %.4f m ahead of the ankles\n", y_com / H,
          x_com);
+  // the same without the platform, summed over the subject's bodies by the dynamics core
+  unsigned char* skip = calloc((size_t)mbs_system_nbody(sys), 1);
+  EXPECT_TRUE(skip != NULL);
+  if (skip) {
+    double m_subject, c_subject[3];
+    skip[mbs_body_find(sys, "platform")] = 1;
+    EXPECT_OK(mbs_calc_center_of_mass_subset(sys, st, skip, &m_subject, c_subject));
+    EXPECT_NEAR(m_subject, M, 1e-12 * M);
+    EXPECT_ABS(c_subject[0], x_com, 1e-12);
+    EXPECT_ABS(c_subject[1], y_com, 1e-12);
+    // nothing left: mass 0
+    memset(skip, 1, (size_t)mbs_system_nbody(sys));
+    EXPECT_OK(mbs_calc_center_of_mass_subset(sys, st, skip, &m_subject, c_subject));
+    EXPECT_ABS(m_subject, 0, 0);
+    free(skip);
+  }
   EXPECT_TRUE(y_com / H > 0.54 && y_com / H < 0.58);
   // the head's top and the spheres
   const double top[3] = {0, 0, 0};

@@ -157,12 +157,47 @@ static void check_feet(const mbs_osim_model* m, const mbs_posture_adapt_info* in
   mbs_state_destroy(st);
 }
 
-static void stand(const mbs_osim_model* m) {
+// the feet stand flat: the ten spheres all carry load, and neither foot is rolled (the gait
+// models' ankle axes are oblique: dorsiflexion alone would roll the feet by degrees in a crouch)
+static void check_flat(const mbs_system* sys, mbs_state* st, double knee) {
+  EXPECT_OK(mbs_realize_dynamics(sys, st));
+  double least = INFINITY, roll = 0;
+  for (int f = 0; f < 2; f++) {
+    mbs_contact_report rep[16];
+    int n = 0;
+    EXPECT_OK(mbs_get_contact_reports(sys, st, mbs_force_find(sys, f ? "foot_l" : "foot_r"), rep,
+                                      16, &n));
+    // the sphere-platform pairs (the force lists the hallux sphere on the toes with the four on
+    // the calcaneus: those pairs stay apart)
+    const int platform = mbs_body_find(sys, "platform");
+    int on_platform = 0;
+    for (int k = 0; k < n; k++) {
+      if (mbs_contact_geometry_body(sys, rep[k].geometry1) != platform &&
+          mbs_contact_geometry_body(sys, rep[k].geometry2) != platform) {
+        EXPECT_TRUE(!rep[k].in_contact);
+        continue;
+      }
+      on_platform++;
+      least = fmin(least, rep[k].in_contact ? rep[k].penetration : -1);
+    }
+    EXPECT_EQ_INT(on_platform, 5);
+    double R[9];
+    EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, f ? "calcn_l" : "calcn_r"), R,
+                                     NULL));
+    roll = fmax(roll, fabs(R[7]));
+  }
+  printf("  knee %.0f deg: least sphere penetration %.3e m, largest foot roll %.2e rad\n",
+         knee / deg, least, roll);
+  EXPECT_TRUE(least > 0);
+  EXPECT_TRUE(roll < 1e-3);
+}
+
+static void stand(const mbs_osim_model* m, double knee) {
   const mbs_system* sys = mbs_osim_system(m);
   mbs_state* st = mbs_state_create(sys);
   mbs_posture_options o;
   mbs_posture_options_default(&o);
-  o.knee_flexion = 15 * deg;
+  o.knee_flexion = knee;
   o.mode = MBS_JOINTS_LOCKED;
   mbs_posture_result r;
   mbs_error err;
@@ -172,11 +207,12 @@ static void stand(const mbs_osim_model* m) {
     printf("  quiet standing: %s\n", err.message);
   } else {
     const double weight = body_mass(sys, st) * 9.80665;
-    printf("  standing, knee 15 deg, locked: hip %.2f deg, ankle %.2f deg, com %.4f m ahead of "
-           "the ankles, pelvis at %.4f m, residual %.3e N (weight %.1f N)\n",
+    printf("  standing, knee %.0f deg, locked: hip %.2f deg, ankle %.2f deg, com %.4f m ahead of "
+           "the ankles, pelvis at %.4f m, residual %.3e N (weight %.1f N)\n", knee / deg,
            r.hip_flexion / deg, r.ankle_angle / deg, r.com_ahead, r.pelvis_height, r.residual,
            weight);
     EXPECT_TRUE(r.residual < 1e-3 * weight);
+    check_flat(sys, st, knee);
     double T = NAN;
     rc = mbs_posture_time_to_fall(m, st, 1.0, 0.75, 1e-4, &T, &err);
     EXPECT_OK(rc);
@@ -253,7 +289,10 @@ static void test_model(const char* data, const char* model, int quick) {
     free(again);
     printf("  adapted again: %s\n", err.message);
     EXPECT_TRUE(strstr(err.message, "adapted.osim") && strstr(err.message, "'platform'"));
-    if (!quick) stand(m);
+    if (!quick) {
+      stand(m, 15 * deg);
+      stand(m, 45 * deg);
+    }
   }
   mbs_osim_free(m);
   free(doc);
