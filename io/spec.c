@@ -978,12 +978,50 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
 
 // a non-empty list of numbers in [lo, hi], or of names from `names` (values `name_values`),
 // no value twice
+#define MBS_SPEC_MAX_LEVELS 100000
+
+// a grid axis written as a range {from, to, step}: from, from + step, ... up to to (included
+// when it lies on the steps, within 1e-9 of a step)
+static int get_range(spec_ctx* c, field* f, const char* kp, double lo, double hi, double** out,
+                     int* n) {
+  static const char* const keys[] = {"from", "to", "step"};
+  field g[3];
+  int rc = read_map(c, f->value, f->line, kp, keys, 3, g);
+  if (rc) return rc;
+  double v[3];
+  for (int i = 0; i < 3; i++) {
+    char sub[KP_LEN];
+    kp_key(sub, kp, keys[i]);
+    if (!g[i].present) return fail(c, MBS_ERR_PARSE, f->line, sub, "missing (from, to, step)");
+    if ((rc = get_number(c, g[i].value, g[i].line, sub, &v[i]))) return rc;
+    if (i < 2 && !(v[i] >= lo && v[i] <= hi))
+      return fail(c, MBS_ERR_ARGUMENT, g[i].line, sub, "%g is outside %g .. %g", v[i], lo, hi);
+  }
+  char sub[KP_LEN];
+  kp_key(sub, kp, "step");
+  if (!(v[2] > 0)) return fail(c, MBS_ERR_ARGUMENT, g[2].line, sub, "%g is not positive", v[2]);
+  if (v[1] < v[0])
+    return fail(c, MBS_ERR_ARGUMENT, g[1].line, kp, "to (%g) is below from (%g)", v[1], v[0]);
+  const double count = floor((v[1] - v[0]) / v[2] + 1e-9) + 1;
+  if (count > MBS_SPEC_MAX_LEVELS)
+    return fail(c, MBS_ERR_ARGUMENT, g[2].line, sub, "%g levels from %g to %g by %g: at most %d",
+                count, v[0], v[1], v[2], MBS_SPEC_MAX_LEVELS);
+  double* x = malloc((size_t)count * sizeof(double));
+  if (!x) return no_memory(c, f->line, kp);
+  for (int k = 0; k < (int)count; k++) x[k] = fmin(v[0] + k * v[2], v[1]);
+  *out = x;
+  *n = (int)count;
+  return MBS_OK;
+}
+
 static int get_levels(spec_ctx* c, field* f, const char* kp, double lo, double hi,
                       const char* const* names, const double* name_values, int nnames,
                       double** out, int* n) {
   struct fy_node* list = f->value;
+  if (lo <= hi && !is_null(list) && fy_node_get_type(list) == FYNT_MAPPING)
+    return get_range(c, f, kp, lo, hi, out, n);
   if (!is_list(list) || fy_node_sequence_item_count(list) < 1)
-    return expected(c, list, f->line, kp, "a non-empty list");
+    return expected(c, list, f->line, kp, "a non-empty list or a range {from, to, step}");
   const int count = fy_node_sequence_item_count(list);
   double* v = calloc((size_t)count, sizeof(double));
   if (!v) return no_memory(c, f->line, kp);

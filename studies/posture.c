@@ -423,8 +423,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   }
   r->hip_flexion = h;
   r->knee_angle = -theta;
-  r->ankle_angle = idx[ankle_r] >= 0 ? mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[ankle_r])->qindex]
-                                      : theta - h + lean;
+  r->ankle_angle = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[ankle_r])->qindex];
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
   double lowest = INFINITY, x_unused[2];

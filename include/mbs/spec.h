@@ -133,7 +133,9 @@ enum {
 //   posture:
 //     knee_flexion: [1, 15, 30, 45]     # deg
 //     direction: [anterior, posterior]  # or degrees: 0 anterior, 90 right, 180 posterior
-//     magnitude: [0, 0.02, 0.04]        # m of platform displacement
+//     magnitude: [0, 0.02, 0.04]        # m of platform displacement; knee_flexion, direction
+//                                       # and magnitude also as a range {from: 0, to: 0.2,
+//                                       # step: 0.001} (to included when on a step)
 //     mode: [free, locked]              # free: holding torques; locked: back and legs locked
 //     perturbation: {duration: 0.5, profile: smooth_step}   # s; smooth_step | cosine
 //     fall_fraction: 0.75               # fallen when the pelvis is below this fraction of its

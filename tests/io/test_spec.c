@@ -660,6 +660,27 @@ static void test_posture(void) {
     EXPECT_EQ_INT((int)s->count, 8);
     mbs_spec_free(s);
   }
+  // ranges: 0 .. 0.2 by 0.001 is 201 magnitudes, 0.2 included; 1 .. 45 by 10 stops at 41;
+  // directions in degrees
+  const char* ranges =
+      "model: human\nsimulation: {duration: 2}\n"
+      "posture:\n  knee_flexion: {from: 1, to: 45, step: 10}\n"
+      "  magnitude: {from: 0, to: 0.2, step: 0.001}\n"
+      "  direction: {from: 0, to: 345, step: 15}\noutput: r.h5\n";
+  EXPECT_OK(mbs_spec_parse(ranges, "study.yaml", &s, &err));
+  if (s) {
+    const mbs_spec_posture* p = s->posture;
+    EXPECT_EQ_INT(p->nmagnitude, 201);
+    EXPECT_ABS(p->magnitude[0], 0, 0);
+    EXPECT_ABS(p->magnitude[35], 0.035, 1e-15);
+    EXPECT_ABS(p->magnitude[200], 0.2, 1e-15);
+    EXPECT_EQ_INT(p->nknee, 5);
+    EXPECT_ABS(p->knee_flexion[4], 41, 1e-12);
+    EXPECT_EQ_INT(p->ndirection, 24);
+    EXPECT_ABS(p->direction[23], 345, 1e-12);
+    EXPECT_EQ_INT((int)s->count, 2 * 5 * 24 * 201);
+    mbs_spec_free(s);
+  }
   // a grid of plain parameters
   const char* grid =
       "model: double_pendulum\nsimulation: {duration: 2}\n"
@@ -690,6 +711,27 @@ static void test_posture(void) {
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [-0.1]\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 5, "posture.magnitude[0]: -0.1 is outside 0 .. 2"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0, to: 0.2, step: 0}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 5, "posture.magnitude.step: 0 is not positive"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0.2, to: 0.1, step: 0.01}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 5, "posture.magnitude: to (0.1) is below from (0.2)"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0, to: 0.2}\noutput: r.h5\n",
+       MBS_ERR_PARSE, 5, "posture.magnitude.step: missing"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0, to: 3, step: 0.1}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 5, "posture.magnitude.to: 3 is outside 0 .. 2"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0, to: 1, step: 1e-9}\noutput: r.h5\n",
+       MBS_ERR_ARGUMENT, 5, "posture.magnitude.step: 1e+09 levels from 0 to 1 by 1e-09"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: {from: 0, to: 1, step: 0.1, by: 2}\noutput: r.h5\n",
+       MBS_ERR_PARSE, 5, "posture.magnitude.by: unknown key (from, to, step)"},
+      {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  mode: {from: 0, to: 1, step: 1}\noutput: r.h5\n",
+       MBS_ERR_PARSE, 6, "posture.mode: expected a non-empty list"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  mode: [free, rigid]\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 6, "posture.mode[1]: unknown value 'rigid' (free, locked)"},
