@@ -487,8 +487,35 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
           "by platform displacement; – = no successful sample (%ld of %ld samples succeeded)"
           "\n\n", slash ? slash + 1 : t->path, t->model[0] ? " (model " : "", t->model,
           t->model[0] ? ")" : "", cap, t->good, t->nsamples);
-  fprintf(out, "| joints | knee | direction |");
   const mbs_posture_axis* ag = &t->axis[AX_MAG];
+  if (ag->n > MBS_POSTURE_MARKDOWN_COLUMNS) {
+    // many displacements: one row per displacement, one column per mode, posture and direction
+    fprintf(out, "| displacement |");
+    for (int m = 0; m < t->axis[AX_MODE].n; m++)
+      for (int k = 0; k < t->axis[AX_KNEE].n; k++)
+        for (int d = 0; d < t->axis[AX_DIR].n; d++)
+          fprintf(out, " %s %g° %s |",
+                  mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
+                  t->axis[AX_KNEE].v[k],
+                  mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+    fprintf(out, "\n|--:|");
+    const long ncol = (long)t->axis[AX_MODE].n * t->axis[AX_KNEE].n * t->axis[AX_DIR].n;
+    for (long i = 0; i < ncol; i++) fprintf(out, "--:|");
+    fprintf(out, "\n");
+    for (int g = 0; g < ag->n; g++) {
+      fprintf(out, "| %g cm |", ag->v[g] * 100);
+      for (int m = 0; m < t->axis[AX_MODE].n; m++)
+        for (int k = 0; k < t->axis[AX_KNEE].n; k++)
+          for (int d = 0; d < t->axis[AX_DIR].n; d++) {
+            const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
+            if (isnan(v)) fprintf(out, " – |");
+            else fprintf(out, " %.2f |", v);
+          }
+      fprintf(out, "\n");
+    }
+    goto written;
+  }
+  fprintf(out, "| joints | knee | direction |");
   for (int g = 0; g < ag->n; g++) fprintf(out, " %g cm |", ag->v[g] * 100);
   fprintf(out, "\n|:--|--:|:--|");
   for (int g = 0; g < ag->n; g++) fprintf(out, "--:|");
@@ -507,6 +534,7 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
         }
         fprintf(out, "\n");
       }
+written:
   if (fflush(out) != 0 || ferror(out))
     return MBS_FAIL(err, MBS_ERR_IO, t->path, "%s: cannot write the Markdown table: %s",
                     t->path, errno ? strerror(errno) : "write error");

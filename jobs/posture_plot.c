@@ -215,11 +215,16 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
       pen = 1;
     }
     cairo_stroke(cr);
+    // markers at least 12 px apart, so that a fine grid of displacements stays a line
+    double last = -INFINITY;
     for (int g = 0; g < t->axis[AX_MAG].n; g++) {
       const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
       if (isnan(v)) continue;
-      marker(cr, k, px_x(&F, t->axis[AX_MAG].v[g] * 100) + dodge, px_y(&F, v), rgb);
       any = 1;
+      const double x = px_x(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
+      if (x - last < 12) continue;
+      marker(cr, k, x, px_y(&F, v), rgb);
+      last = x;
     }
   }
   if (!any) {

@@ -68,7 +68,10 @@ int mbs_posture_table_read(const char* h5_path, int write_group, mbs_posture_tab
 
 // Print the table as Markdown to `out`: a caption naming the file, the model and the simulated
 // duration, then one row per mode, knee flexion and direction with the stability index per
-// displacement ("–" where no successful sample). MBS_ERR_IO when `out` cannot be written.
+// displacement ("–" where no successful sample); with more than MBS_POSTURE_MARKDOWN_COLUMNS
+// displacements, one row per displacement and one column per mode, knee flexion and direction
+// instead. MBS_ERR_IO when `out` cannot be written.
+#define MBS_POSTURE_MARKDOWN_COLUMNS 24
 int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_error* err);
 
 // Release the table (NULL is fine).
