@@ -478,15 +478,72 @@ done:
 // ------------------------------------------------------------------------------------------
 // the Markdown table
 
-int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_error* err) {
+double mbs_posture_table_stable_range(const mbs_posture_table* t, int m, int k, int d) {
+  const double D = t->duration[0] ? atof(t->duration) : NAN;
+  if (!(D > 0)) return NAN;
+  double range = -1;
+  for (int g = 0; g < t->axis[AX_MAG].n; g++) {
+    const double T = t->time_to_fall[mbs_posture_table_cell(t, m, k, d, g)];
+    if (isnan(T) && g == 0) return NAN;
+    if (!(T >= D * (1 - 1e-9))) break;
+    range = t->axis[AX_MAG].v[g];
+  }
+  return range;
+}
+
+static void write_summary(const mbs_posture_table* t, FILE* out) {
   const char* slash = strrchr(t->path, '/');
-  char b1[32], b2[32], cap[96] = "";
-  if (t->duration[0]) snprintf(cap, sizeof cap, ", capped at %s s", t->duration);
+  char b1[32], b2[32];
+  const mbs_posture_axis* ag = &t->axis[AX_MAG];
+  fprintf(out, "Posture study `%s`%s%s%s: %ld of %ld samples succeeded. T = time to fall (s%s%s), "
+          "stability index 1 − exp(−T²); per joint mode, knee flexion and direction the largest "
+          "platform displacement up to which the model stands the whole time, the mean index "
+          "over the %d displacements (%g to %g cm) and T at the smallest\n\n",
+          slash ? slash + 1 : t->path, t->model[0] ? " (model " : "", t->model,
+          t->model[0] ? ")" : "", t->good, t->nsamples, t->duration[0] ? ", capped at " : "",
+          t->duration, ag->n, ag->n ? 100 * ag->v[0] : NAN, ag->n ? 100 * ag->v[ag->n - 1] : NAN);
+  fprintf(out, "| joints | knee | direction | stands up to | mean index | T at %g cm |\n",
+          ag->n ? 100 * ag->v[0] : NAN);
+  fprintf(out, "|:--|--:|:--|--:|--:|--:|\n");
+  for (int m = 0; m < t->axis[AX_MODE].n; m++)
+    for (int k = 0; k < t->axis[AX_KNEE].n; k++)
+      for (int d = 0; d < t->axis[AX_DIR].n; d++) {
+        fprintf(out, "| %s | %g° | %s |",
+                mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
+                t->axis[AX_KNEE].v[k],
+                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+        const double r = mbs_posture_table_stable_range(t, m, k, d);
+        if (isnan(r)) fprintf(out, " – |");
+        else if (r < 0) fprintf(out, " falls at %g cm |", ag->n ? 100 * ag->v[0] : NAN);
+        else fprintf(out, " %g cm |", 100 * r);
+        double sum = 0;
+        int n = 0;
+        for (int g = 0; g < ag->n; g++) {
+          const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
+          if (!isnan(v)) sum += v, n++;
+        }
+        if (n) fprintf(out, " %.3f |", sum / n);
+        else fprintf(out, " – |");
+        const double T0 = ag->n ? t->time_to_fall[mbs_posture_table_cell(t, m, k, d, 0)] : NAN;
+        if (isnan(T0)) fprintf(out, " – |\n");
+        else fprintf(out, " %.2f s |\n", T0);
+      }
+}
+
+int mbs_posture_table_write_summary(const mbs_posture_table* t, FILE* out, mbs_error* err) {
   errno = 0;
-  fprintf(out, "Posture study `%s`%s%s%s: stability index 1 − exp(−T²) (T = time to fall in s%s) "
-          "by platform displacement; – = no successful sample (%ld of %ld samples succeeded)"
-          "\n\n", slash ? slash + 1 : t->path, t->model[0] ? " (model " : "", t->model,
-          t->model[0] ? ")" : "", cap, t->good, t->nsamples);
+  write_summary(t, out);
+  if (fflush(out) != 0 || ferror(out))
+    return MBS_FAIL(err, MBS_ERR_IO, t->path, "%s: cannot write the summary: %s", t->path,
+                    errno ? strerror(errno) : "write error");
+  return MBS_OK;
+}
+
+int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_error* err) {
+  char b1[32], b2[32];
+  errno = 0;
+  write_summary(t, out);
+  fprintf(out, "\nThe stability index by platform displacement (– = no successful sample):\n\n");
   const mbs_posture_axis* ag = &t->axis[AX_MAG];
   if (ag->n > MBS_POSTURE_MARKDOWN_COLUMNS) {
     // many displacements: one row per displacement, one column per mode, posture and direction

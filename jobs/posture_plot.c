@@ -236,17 +236,11 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
   // the stable range of each posture (the paper's Fig. 12b): the largest displacement up to
   // which the model stands for the whole simulated duration, written in the empty part of the
   // panel (below the lines when some posture stands, above them when every posture falls)
-  const double D = t->duration[0] ? atof(t->duration) : NAN;
-  if (!(D > 0)) return;
+  if (!(t->duration[0] && atof(t->duration) > 0)) return;  // no simulated duration in the file
   int stands_any = 0;
   double range[8];
   for (int k = 0; k < nk && k < 8; k++) {
-    range[k] = -1;
-    for (int g = 0; g < t->axis[AX_MAG].n; g++) {
-      const double T = t->time_to_fall[mbs_posture_table_cell(t, m, k, d, g)];
-      if (!(T >= D * (1 - 1e-9))) break;
-      range[k] = t->axis[AX_MAG].v[g];
-    }
+    range[k] = mbs_posture_table_stable_range(t, m, k, d);
     stands_any |= range[k] >= 0;
   }
   font(cr, 13, 0);
@@ -266,6 +260,9 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
     if (range[k] >= 0)
       snprintf(buf, sizeof buf, "%g° knee flexion: %g cm", t->axis[AX_KNEE].v[k],
                100 * range[k]);
+    else if (isnan(range[k]))
+      snprintf(buf, sizeof buf, "%g° knee flexion: no result at %g cm", t->axis[AX_KNEE].v[k],
+               100 * t->axis[AX_MAG].v[0]);
     else
       snprintf(buf, sizeof buf, "%g° knee flexion: falls even unperturbed",
                t->axis[AX_KNEE].v[k]);

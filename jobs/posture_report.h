@@ -11,7 +11,8 @@
 #include "mbs/status.h"
 
 // Summarize a finished posture study: adds the group /posture to the file with the table of the
-// grid, draws the picture as PNG, and prints the table as Markdown to `table` (may be NULL).
+// grid, draws the picture as PNG, prints the summary and the whole table as Markdown to `table`
+// and the summary alone to `summary` (either may be NULL; mbs/posture_table.h).
 //
 // /posture (layout in io/FORMAT.md, "Posture studies") is replaced when it exists, so the
 // report can be made again. `png_path` may be NULL (no picture). Errors name the file and what
@@ -19,7 +20,8 @@
 // (MBS_ERR_PARSE for content that is missing or not a grid, MBS_ERR_IO for files that cannot
 // be opened or written). The HDF5 file must not be open elsewhere; HDF5 calls are made from the
 // calling thread and print nothing.
-int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, mbs_error* err);
+int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, FILE* summary,
+                       mbs_error* err);
 
 // Release what cairo and fontconfig keep for the process's lifetime (fonts, configuration), so
 // that leak checkers see a clean exit; call once, after the last report, before exiting.

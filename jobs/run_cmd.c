@@ -43,21 +43,16 @@ static int posture_report(const char* output) {
   memcpy(md + stem, ".md", 4);
   mbs_error err;
   FILE* f = fopen(md, "w");
-  int rc = f ? mbs_posture_report(output, png, f, &err) : MBS_ERR_IO;
+  int rc = f ? mbs_posture_report(output, png, f, stdout, &err) : MBS_ERR_IO;
   if (!f) fprintf(stderr, "mbstudy run: %s: cannot write\n", md);
   if (f && fclose(f) != 0 && rc == MBS_OK) {
     fprintf(stderr, "mbstudy run: %s: cannot write\n", md);
     rc = MBS_ERR_IO;
   }
   if (f && rc != MBS_OK) fprintf(stderr, "mbstudy run: %s\n", err.message);
-  if (rc == MBS_OK) {
-    f = fopen(md, "r");
-    char line[1024];
-    while (f && fgets(line, sizeof line, f)) fputs(line, stdout);
-    if (f) fclose(f);
-    printf("wrote %s (stability against perturbation) and %s (the table; also in %s:/posture)\n",
-           png, md, output);
-  }
+  if (rc == MBS_OK)
+    printf("wrote %s (stability against perturbation) and %s (this summary and the whole table; "
+           "also in %s:/posture)\n", png, md, output);
   free(png);
   free(md);
   mbs_posture_report_cleanup();

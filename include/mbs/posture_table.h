@@ -66,13 +66,26 @@ typedef struct mbs_posture_table {
 int mbs_posture_table_read(const char* h5_path, int write_group, mbs_posture_table** out,
                            mbs_error* err);
 
-// Print the table as Markdown to `out`: a caption naming the file, the model and the simulated
-// duration, then one row per mode, knee flexion and direction with the stability index per
-// displacement ("–" where no successful sample); with more than MBS_POSTURE_MARKDOWN_COLUMNS
-// displacements, one row per displacement and one column per mode, knee flexion and direction
-// instead. MBS_ERR_IO when `out` cannot be written.
+// Print the summary as Markdown to `out`: a caption naming the file, the model, the simulated
+// duration and how many samples succeeded, then one row per mode, knee flexion and direction
+// with the stable range (mbs_posture_table_stable_range), the mean stability index over the
+// displacements and T at the smallest one. MBS_ERR_IO when `out` cannot be written.
+int mbs_posture_table_write_summary(const mbs_posture_table* t, FILE* out, mbs_error* err);
+
+// Print the summary and then the whole grid as Markdown to `out`: one row per mode, knee
+// flexion and direction with the stability index per displacement ("–" where no successful
+// sample); with more than MBS_POSTURE_MARKDOWN_COLUMNS displacements, one row per displacement
+// and one column per mode, knee flexion and direction instead. MBS_ERR_IO when `out` cannot be
+// written.
 #define MBS_POSTURE_MARKDOWN_COLUMNS 24
 int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_error* err);
+
+// The largest displacement (m) up to which the model of mode m, knee flexion k and direction d
+// stands for the whole simulated duration (every displacement from the smallest up to it): the
+// paper's stable range; it ends before a cell without a result. -1 when the model falls at the
+// smallest displacement, NaN when that cell has no result or the file does not give the
+// simulated duration.
+double mbs_posture_table_stable_range(const mbs_posture_table* t, int m, int k, int d);
 
 // Release the table (NULL is fine).
 void mbs_posture_table_free(mbs_posture_table* t);

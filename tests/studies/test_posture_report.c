@@ -290,12 +290,27 @@ static void check_png(const char* png) {
 static void check_table(const char* md) {
   int lines = 0;
   for (const char* p = md; *p; p++) lines += *p == '\n';
-  EXPECT_EQ_INT(lines, 2 + 2 + NM * NK * ND);  // header line, blank, header row, rule, rows
+  // the summary (caption, blank, header row, rule, rows), a blank, its label, a blank and the
+  // grid (header row, rule, rows)
+  EXPECT_EQ_INT(lines, 9 + 2 * NM * NK * ND);
   EXPECT_TRUE(strstr(md, "| joints | knee | direction | 2 cm | 4 cm | 6 cm | 8 cm |") != NULL);
-  EXPECT_TRUE(strstr(md, "capped at 3 s") != NULL);
+  EXPECT_TRUE(strstr(md, "capped at 3") != NULL);
   EXPECT_TRUE(strstr(md, "synthetic_standing_human") != NULL);
-  // (locked, 30°, anterior): T = 2 (0.04 / displacement) 1.5, capped at 3: 3, 3, 2, 1.5
+  // (locked, 30°, anterior): T = 2 (0.04 / displacement) 1.5, capped at 3: 3, 3, 2, 1.5; it
+  // stands up to 4 cm
   char row[256];
+  snprintf(row, sizeof row, "| locked | 30° | anterior | 4 cm | %.3f | 3.00 s |\n",
+           (2 * (1 - exp(-9.0)) + (1 - exp(-4.0)) + (1 - exp(-1.5 * 1.5))) / 4);
+  EXPECT_TRUE(strstr(md, row) != NULL);
+  if (!strstr(md, row)) printf("expected the summary row %s", row);
+  // (free, 15°, posterior): T = 0.8 (0.04 / 0.02) 0.75 1.25 = 1.5 s at 2 cm: falls there
+  int m0, k0, d0, g0;
+  cell_indices(perm[failed_sample], &m0, &k0, &d0, &g0);
+  if (!(m0 == 0 && k0 == 1 && d0 == 1 && g0 == 0)) {
+    snprintf(row, sizeof row, "| free | 15° | posterior | falls at 2 cm |");
+    EXPECT_TRUE(strstr(md, row) != NULL);
+    if (!strstr(md, row)) printf("expected the summary row %s\n", row);
+  }
   snprintf(row, sizeof row, "| locked | 30° | anterior | %.2f | %.2f | %.2f | %.2f |\n",
            1 - exp(-9.0), 1 - exp(-9.0), 1 - exp(-4.0), 1 - exp(-1.5 * 1.5));
   EXPECT_TRUE(strstr(md, row) != NULL);
@@ -305,7 +320,9 @@ static void check_table(const char* md) {
   cell_indices(perm[failed_sample], &m, &k, &d, &g);
   snprintf(row, sizeof row, "| %s | %g° | %s |", m ? "locked" : "free", knees[k],
            d ? "posterior" : "anterior");
-  const char* r = strstr(md, row);
+  const char* grid = strstr(md, "The stability index by platform displacement");
+  EXPECT_TRUE(grid != NULL);
+  const char* r = grid ? strstr(grid, row) : NULL;
   EXPECT_TRUE(r != NULL);
   if (r) {
     r += strlen(row);
@@ -351,7 +368,7 @@ int main(int argc, char** argv) {
     char* md = NULL;
     size_t mdlen = 0;
     FILE* table = open_memstream(&md, &mdlen);
-    const int rc = mbs_posture_report(h5, png, table, &err);
+    const int rc = mbs_posture_report(h5, png, table, NULL, &err);
     fclose(table);
     EXPECT_OK(rc);
     if (rc) printf("report: %s\n", err.message);
@@ -361,7 +378,7 @@ int main(int argc, char** argv) {
     check_group(h5);
     check_png(png);
   }
-  EXPECT_OK(mbs_posture_report(h5, NULL, NULL, &err));  // neither picture nor table
+  EXPECT_OK(mbs_posture_report(h5, NULL, NULL, NULL, &err));  // neither picture nor table
   check_table_read(h5);
   if (keep) {
     FILE* in = fopen(png, "rb");
@@ -376,7 +393,7 @@ int main(int argc, char** argv) {
   // a picture that cannot be written names its file
   char nowhere[192];
   snprintf(nowhere, sizeof nowhere, "no_such_dir_%ld/figure.png", (long)getpid());
-  EXPECT_EQ_INT(mbs_posture_report(h5, nowhere, NULL, &err), MBS_ERR_IO);
+  EXPECT_EQ_INT(mbs_posture_report(h5, nowhere, NULL, NULL, &err), MBS_ERR_IO);
   printf("unwritable picture: %s\n", err.message);
   EXPECT_TRUE(strstr(err.message, nowhere) != NULL);
   unlink(h5);
@@ -384,7 +401,7 @@ int main(int argc, char** argv) {
 
   // a study without the stability index
   make_study(h5bad, 0);
-  EXPECT_EQ_INT(mbs_posture_report(h5bad, png, NULL, &err), MBS_ERR_PARSE);
+  EXPECT_EQ_INT(mbs_posture_report(h5bad, png, NULL, NULL, &err), MBS_ERR_PARSE);
   printf("no stability index: %s\n", err.message);
   EXPECT_TRUE(strstr(err.message, h5bad) != NULL);
   EXPECT_TRUE(strstr(err.message, "no /scalars/stability_index") != NULL);
@@ -393,7 +410,7 @@ int main(int argc, char** argv) {
   // a missing file
   char missing[128];
   snprintf(missing, sizeof missing, "/tmp/posture_report_missing_%ld.h5", (long)getpid());
-  EXPECT_EQ_INT(mbs_posture_report(missing, png, NULL, &err), MBS_ERR_IO);
+  EXPECT_EQ_INT(mbs_posture_report(missing, png, NULL, NULL, &err), MBS_ERR_IO);
   printf("missing file: %s\n", err.message);
   EXPECT_TRUE(strstr(err.message, missing) != NULL);
   mbs_posture_report_cleanup();  // cairo's and fontconfig's caches
