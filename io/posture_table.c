@@ -491,14 +491,28 @@ double mbs_posture_table_stable_range(const mbs_posture_table* t, int m, int k, 
   return range;
 }
 
+// "mode knee° direction" of a row or column, in `fmt` ("| %s | %g° | %s |" or " %s %g° %s |")
+static void put_label(FILE* out, const mbs_posture_table* t, int m, int k, int d,
+                      const char* fmt) {
+  char b1[32], b2[32];
+  fprintf(out, fmt, mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
+          t->axis[AX_KNEE].v[k],
+          mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+}
+
+// one stability index, a dash for none
+static void put_index(FILE* out, double v) {
+  if (isnan(v)) fprintf(out, " – |");
+  else fprintf(out, " %.2f |", v);
+}
+
 static void write_summary(const mbs_posture_table* t, FILE* out) {
   const char* slash = strrchr(t->path, '/');
-  char b1[32], b2[32];
   const mbs_posture_axis* ag = &t->axis[AX_MAG];
-  fprintf(out, "Posture study `%s`%s%s%s: %ld of %ld samples succeeded. T = time to fall (s%s%s), "
-          "stability index 1 − exp(−T²); per joint mode, knee flexion and direction the largest "
-          "platform displacement up to which the model stands the whole time, the mean index "
-          "over the %d displacements (%g to %g cm) and T at the smallest\n\n",
+  fprintf(out, "Posture study `%s`%s%s%s: %ld of %ld samples succeeded. T = time to fall "
+          "(s%s%s), stability index 1 − exp(−T²); per joint mode, knee flexion and direction "
+          "the largest platform displacement up to which the model stands the whole time, the "
+          "mean index over the %d displacements (%g to %g cm) and T at the smallest\n\n",
           slash ? slash + 1 : t->path, t->model[0] ? " (model " : "", t->model,
           t->model[0] ? ")" : "", t->good, t->nsamples, t->duration[0] ? ", capped at " : "",
           t->duration, ag->n, ag->n ? 100 * ag->v[0] : NAN, ag->n ? 100 * ag->v[ag->n - 1] : NAN);
@@ -508,10 +522,7 @@ static void write_summary(const mbs_posture_table* t, FILE* out) {
   for (int m = 0; m < t->axis[AX_MODE].n; m++)
     for (int k = 0; k < t->axis[AX_KNEE].n; k++)
       for (int d = 0; d < t->axis[AX_DIR].n; d++) {
-        fprintf(out, "| %s | %g° | %s |",
-                mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
-                t->axis[AX_KNEE].v[k],
-                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+        put_label(out, t, m, k, d, "| %s | %g° | %s |");
         const double r = mbs_posture_table_stable_range(t, m, k, d);
         if (isnan(r)) fprintf(out, " – |");
         else if (r < 0) fprintf(out, " falls at %g cm |", ag->n ? 100 * ag->v[0] : NAN);
@@ -540,7 +551,6 @@ int mbs_posture_table_write_summary(const mbs_posture_table* t, FILE* out, mbs_e
 }
 
 int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_error* err) {
-  char b1[32], b2[32];
   errno = 0;
   write_summary(t, out);
   fprintf(out, "\nThe stability index by platform displacement (– = no successful sample):\n\n");
@@ -551,10 +561,7 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
     for (int m = 0; m < t->axis[AX_MODE].n; m++)
       for (int k = 0; k < t->axis[AX_KNEE].n; k++)
         for (int d = 0; d < t->axis[AX_DIR].n; d++)
-          fprintf(out, " %s %g° %s |",
-                  mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
-                  t->axis[AX_KNEE].v[k],
-                  mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+          put_label(out, t, m, k, d, " %s %g° %s |");
     fprintf(out, "\n|--:|");
     const long ncol = (long)t->axis[AX_MODE].n * t->axis[AX_KNEE].n * t->axis[AX_DIR].n;
     for (long i = 0; i < ncol; i++) fprintf(out, "--:|");
@@ -564,9 +571,7 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
       for (int m = 0; m < t->axis[AX_MODE].n; m++)
         for (int k = 0; k < t->axis[AX_KNEE].n; k++)
           for (int d = 0; d < t->axis[AX_DIR].n; d++) {
-            const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
-            if (isnan(v)) fprintf(out, " – |");
-            else fprintf(out, " %.2f |", v);
+            put_index(out, t->stability_index[mbs_posture_table_cell(t, m, k, d, g)]);
           }
       fprintf(out, "\n");
     }
@@ -580,14 +585,9 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
   for (int m = 0; m < t->axis[AX_MODE].n; m++)
     for (int k = 0; k < t->axis[AX_KNEE].n; k++)
       for (int d = 0; d < t->axis[AX_DIR].n; d++) {
-        fprintf(out, "| %s | %g° | %s |",
-                mbs_posture_mode_name(t->axis[AX_MODE].v[m], 0, b1, sizeof b1),
-                t->axis[AX_KNEE].v[k],
-                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
+        put_label(out, t, m, k, d, "| %s | %g° | %s |");
         for (int g = 0; g < ag->n; g++) {
-          const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
-          if (isnan(v)) fprintf(out, " – |");
-          else fprintf(out, " %.2f |", v);
+          put_index(out, t->stability_index[mbs_posture_table_cell(t, m, k, d, g)]);
         }
         fprintf(out, "\n");
       }
