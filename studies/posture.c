@@ -70,7 +70,8 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
 }
 
 // how far each foot's sole is from level: the x and z components in Ground of the foot body's
-// y axis (the spheres' centres lie in a plane y = const of the foot: its normal)
+// y axis (the spheres' centres lie in a plane y = const of the foot, as mbstudy places them:
+// its normal)
 static int foot_tilt(const mbs_system* sys, mbs_state* st, const int foot[2], double t[2][2]) {
   int rc = mbs_realize_position(sys, st);
   for (int f = 0; f < 2 && !rc; f++) {
@@ -91,8 +92,14 @@ static int foot_tilt(const mbs_system* sys, mbs_state* st, const int foot[2], do
 static int level_feet(const mbs_osim_model* m, mbs_state* st, const int ankle[2],
                       const int subtalar[2]) {
   const mbs_system* sys = mbs_osim_system(m);
-  const int foot[2] = {mbs_body_find(sys, "calcn_r"), mbs_body_find(sys, "calcn_l")};
-  if (foot[0] < 0 || foot[1] < 0) return MBS_OK;
+  // the feet: the bodies of the heel spheres (mbs/osim_platform.h names them), else calcn_r/l
+  int foot[2];
+  for (int f = 0; f < 2; f++) {
+    const int g = mbs_contact_geometry_find(sys, f ? "heel_l" : "heel_r");
+    foot[f] = g >= 0 ? mbs_contact_geometry_body(sys, g)
+                    : mbs_body_find(sys, f ? "calcn_l" : "calcn_r");
+  }
+  if (foot[0] <= 0 || foot[1] <= 0) return MBS_OK;
   const int n = subtalar[0] >= 0 && subtalar[1] >= 0 ? 2 : 1;
   const int* dof[2] = {ankle, subtalar};
   const double* q = mbs_state_q(st);
