@@ -525,7 +525,7 @@ static void write_summary(const mbs_posture_table* t, FILE* out) {
         put_label(out, t, m, k, d, "| %s | %g° | %s |");
         const double r = mbs_posture_table_stable_range(t, m, k, d);
         if (isnan(r)) fprintf(out, " – |");
-        else if (r < 0) fprintf(out, " falls at %g cm |", ag->n ? 100 * ag->v[0] : NAN);
+        else if (r < 0) fprintf(out, " none (falls at %g cm) |", ag->n ? 100 * ag->v[0] : NAN);
         else fprintf(out, " %g cm |", 100 * r);
         double sum = 0;
         int n = 0;
