@@ -57,6 +57,9 @@ static void test_quiet_standing(void) {
     // radius) to the hallux sphere's (0.70 L ahead), L = 0.152 H
     const double heel = -0.25 * 0.152 * 1.75 + 0.02, hallux = 0.70 * 0.152 * 1.75;
     EXPECT_NEAR(r.com_ahead, heel + 0.35 * (hallux - heel), 1e-6);
+    // the ankles are pins across the sagittal plane: the feet lie flat at θ − h already, and
+    // levelling them leaves the angle there
+    EXPECT_ABS(r.ankle_angle, knee * deg - r.hip_flexion, 1e-12);
     EXPECT_TRUE(r.residual < 1e-3 * weight);  // the contact carries the body
     EXPECT_TRUE(r.settle_speed < 1e-2);
     // the holding torques make the free model start at rest
