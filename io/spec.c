@@ -356,6 +356,36 @@ enum {
   EV_N
 };
 
+// A list of mappings (events, parameters, scalars): list_alloc makes its `count` elements of
+// `size` bytes (*mem NULL for an empty list), list_items reads item i with `read` into element
+// i after counting it in *n, so that a spec freed halfway frees what was begun.
+typedef int (*list_item_reader)(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line,
+                                const char* kp, int i);
+
+static int list_alloc(spec_ctx* c, struct fy_node* list, int line, const char* kp,
+                      const char* what, size_t size, void** mem, int* count) {
+  *mem = NULL;
+  *count = 0;
+  if (!is_list(list)) return expected(c, list, line, kp, what);
+  *count = fy_node_sequence_item_count(list);
+  if (*count > 0 && !(*mem = calloc((size_t)*count, size))) return no_memory(c, line, kp);
+  return MBS_OK;
+}
+
+static int list_items(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line,
+                      const char* kp, int count, int* n, list_item_reader read) {
+  void* it = NULL;
+  struct fy_node* item;
+  for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
+    char ikp[KP_LEN];
+    kp_index(ikp, kp, i);
+    (*n)++;
+    const int rc = read(c, s, item, node_line(item, line), ikp, i);
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
 // event e (after the `nprev` events before it)
 static int read_event(spec_ctx* c, struct fy_node* n, int line, const char* kp,
                       const mbs_spec_event* prev, int nprev, mbs_spec_event* e) {
@@ -436,6 +466,11 @@ static int read_event(spec_ctx* c, struct fy_node* n, int line, const char* kp,
   return MBS_OK;
 }
 
+static int event_item(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line,
+                      const char* kp, int i) {
+  return read_event(c, n, line, kp, s->events, i, &s->events[i]);
+}
+
 static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "simulation";
   field f[SIM_N];
@@ -505,22 +540,14 @@ static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, in
 
   if (f[SIM_EVENTS].present) {
     kp_key(sub, kp, "events");
-    struct fy_node* list = f[SIM_EVENTS].value;
-    if (!is_list(list)) return expected(c, list, f[SIM_EVENTS].line, sub, "a list of events");
-    const int count = fy_node_sequence_item_count(list);
-    if (count > 0) {
-      s->events = calloc((size_t)count, sizeof(*s->events));
-      if (!s->events) return no_memory(c, f[SIM_EVENTS].line, sub);
-    }
-    void* it = NULL;
-    struct fy_node* item;
-    for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
-      char ikp[KP_LEN];
-      kp_index(ikp, sub, i);
-      mbs_spec_event* e = &s->events[s->nevents++];
-      if ((rc = read_event(c, item, node_line(item, f[SIM_EVENTS].line), ikp, s->events, i, e)))
-        return rc;
-    }
+    void* mem;
+    int count;
+    if ((rc = list_alloc(c, f[SIM_EVENTS].value, f[SIM_EVENTS].line, sub, "a list of events",
+                         sizeof(*s->events), &mem, &count)))
+      return rc;
+    s->events = mem;
+    return list_items(c, s, f[SIM_EVENTS].value, f[SIM_EVENTS].line, sub, count, &s->nevents,
+                      event_item);
   }
   return MBS_OK;
 }
@@ -742,24 +769,19 @@ static int read_parameter(spec_ctx* c, struct fy_node* n, int line, const char* 
   return read_distribution(c, f[which].value, f[which].line, sub, &p->dist);
 }
 
+static int parameter_item(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line,
+                          const char* kp, int i) {
+  return read_parameter(c, n, line, kp, s->params, i, &s->params[i]);
+}
+
 static int read_parameters(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line) {
-  const char* kp = "parameters";
-  if (!is_list(list)) return expected(c, list, line, kp, "a list of parameters");
-  const int count = fy_node_sequence_item_count(list);
-  if (count > 0) {
-    s->params = calloc((size_t)count, sizeof(*s->params));
-    if (!s->params) return no_memory(c, line, kp);
-  }
-  void* it = NULL;
-  struct fy_node* item;
-  for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
-    char ikp[KP_LEN];
-    kp_index(ikp, kp, i);
-    mbs_spec_parameter* p = &s->params[s->nparams++];
-    int rc = read_parameter(c, item, node_line(item, line), ikp, s->params, i, p);
-    if (rc) return rc;
-  }
-  return MBS_OK;
+  void* mem;
+  int count;
+  int rc = list_alloc(c, list, line, "parameters", "a list of parameters", sizeof(*s->params),
+                      &mem, &count);
+  if (rc) return rc;
+  s->params = mem;
+  return list_items(c, s, list, line, "parameters", count, &s->nparams, parameter_item);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -888,6 +910,11 @@ static int read_scalar(spec_ctx* c, const mbs_study_spec* s, struct fy_node* n, 
   return MBS_OK;
 }
 
+static int scalar_item(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line,
+                       const char* kp, int i) {
+  return read_scalar(c, s, n, line, kp, i, &s->scalars[i]);
+}
+
 static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "outputs";
   field f[OUT_N];
@@ -953,22 +980,14 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
   }
   if (f[OUT_SCALARS].present) {
     kp_key(sub, kp, "scalars");
-    struct fy_node* list = f[OUT_SCALARS].value;
-    if (!is_list(list)) return expected(c, list, f[OUT_SCALARS].line, sub, "a list of scalars");
-    const int count = fy_node_sequence_item_count(list);
-    if (count > 0) {
-      s->scalars = calloc((size_t)count, sizeof(*s->scalars));
-      if (!s->scalars) return no_memory(c, f[OUT_SCALARS].line, sub);
-    }
-    void* it = NULL;
-    struct fy_node* item;
-    for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
-      char ikp[KP_LEN];
-      kp_index(ikp, sub, i);
-      mbs_spec_scalar* sc = &s->scalars[s->nscalars++];
-      if ((rc = read_scalar(c, s, item, node_line(item, f[OUT_SCALARS].line), ikp, i, sc)))
-        return rc;
-    }
+    void* mem;
+    int count;
+    if ((rc = list_alloc(c, f[OUT_SCALARS].value, f[OUT_SCALARS].line, sub, "a list of scalars",
+                         sizeof(*s->scalars), &mem, &count)))
+      return rc;
+    s->scalars = mem;
+    return list_items(c, s, f[OUT_SCALARS].value, f[OUT_SCALARS].line, sub, count,
+                      &s->nscalars, scalar_item);
   }
   return MBS_OK;
 }
