@@ -190,6 +190,9 @@ static int balance_height(const balance* B, double y_top, double tilt, double g[
   return MBS_OK;
 }
 
+static int foot_spheres(const mbs_system* sys, mbs_state* st, double* lo_x, double* hi_x,
+                        double* lowest, mbs_error* err);
+
 static int settle_solve(const balance* B, mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(B->m);
   mbs_state* st = B->st;
@@ -236,11 +239,24 @@ static int settle_solve(const balance* B, mbs_error* err) {
     MBS_BALANCE_AT(a, ga);
     MBS_BALANCE_AT(b, gb);
   }
-  if (!found || ga[1] * gb[1] > 0)
+  if (!found || ga[1] * gb[1] > 0) {
+    // where the centre of mass stood over the spheres, flat, for the message
+    mbs_state_upd_q(st)[qi[0]] = y0;
+    mbs_state_upd_q(st)[qi[1]] = t0;
+    double c[3], ankle[3], lo = NAN, hi = NAN, lowest;
+    mbs_error e2;
+    char where[160] = "";
+    if (com_and_ankles(B->m, st, c, ankle) == MBS_OK &&
+        foot_spheres(sys, st, &lo, &hi, &lowest, &e2) == MBS_OK && hi > lo)
+      snprintf(where, sizeof where, " (the centre of mass stands %.1f cm ahead of the rearmost "
+               "sphere centre, %.0f %% of the way to the foremost)", 100 * (c[0] - lo),
+               100 * (c[0] - lo) / (hi - lo));
     return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
                     "posture: no stable standing on the feet within 0.3 rad of flat: the foot "
                     "contact is too soft to hold the body upright (its resistance to tilting is "
-                    "below weight x height) or the centre of mass is outside the base of support");
+                    "below weight x height) or the centre of mass is too near the edge of the "
+                    "base of support%s", where);
+  }
   for (int it = 0; it < 200 && !bad && b - a > 1e-13; it++) {
     // regula falsi (Illinois), falling back on bisection
     double c = (a * gb[1] - b * ga[1]) / (gb[1] - ga[1]);
