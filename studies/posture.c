@@ -248,14 +248,12 @@ static int settle_solve(const balance* B, mbs_error* err) {
     char where[160] = "";
     if (com_and_ankles(B->m, st, c, ankle) == MBS_OK &&
         foot_spheres(sys, st, &lo, &hi, &lowest, &e2) == MBS_OK && hi > lo)
-      snprintf(where, sizeof where, " (the centre of mass stands %.1f cm ahead of the rearmost "
-               "sphere centre, %.0f %% of the way to the foremost)", 100 * (c[0] - lo),
-               100 * (c[0] - lo) / (hi - lo));
+      snprintf(where, sizeof where, " (%.1f cm ahead of the rearmost sphere, %.0f %% of the "
+               "way to the foremost)", 100 * (c[0] - lo), 100 * (c[0] - lo) / (hi - lo));
     return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
-                    "posture: no stable standing on the feet within 0.3 rad of flat: the foot "
-                    "contact is too soft to hold the body upright (its resistance to tilting is "
-                    "below weight x height) or the centre of mass is too near the edge of the "
-                    "base of support%s", where);
+                    "posture: no stable standing on the feet within 0.3 rad of flat: the centre "
+                    "of mass%s is too near the edge of the feet, or their contact too soft to "
+                    "hold the body upright (tilting resistance below weight x height)", where);
   }
   for (int it = 0; it < 200 && !bad && b - a > 1e-13; it++) {
     // regula falsi (Illinois), falling back on bisection
