@@ -345,3 +345,16 @@ char* mbs_human_model_osim(const mbs_human_params* p) {
   }
   return b.s;
 }
+
+mbs_osim_model* mbs_human_model_build(const mbs_human_params* p, mbs_error* err) {
+  char* text = mbs_human_model_osim(p);
+  if (!text) {
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, "human",
+             "human: no model of height %g m and mass %g kg with these parameters", p->height,
+             p->mass);
+    return NULL;
+  }
+  mbs_osim_model* m = mbs_osim_parse(text, strlen(text), "human.osim", NULL, err);
+  free(text);
+  return m;
+}

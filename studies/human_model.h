@@ -15,7 +15,9 @@
 #ifndef MBS_STUDIES_HUMAN_MODEL_H_
 #define MBS_STUDIES_HUMAN_MODEL_H_
 
+#include "mbs/osim.h"
 #include "mbs/osim_platform.h"
+#include "mbs/status.h"
 
 typedef struct mbs_human_params {
   double height;               // m (default 1.75)
@@ -45,5 +47,9 @@ void mbs_human_params_default(mbs_human_params* p);
 // "foot_r" and "foot_l" press the spheres (heel, medial and lateral metatarsal heads, hallux,
 // lateral midfoot) against the platform's half-space.
 char* mbs_human_model_osim(const mbs_human_params* p);
+
+// The same model read (mbs_osim_parse; free with mbs_osim_free); NULL with `err` filled when the
+// parameters give no model or the document cannot be read.
+mbs_osim_model* mbs_human_model_build(const mbs_human_params* p, mbs_error* err);
 
 #endif  // MBS_STUDIES_HUMAN_MODEL_H_

@@ -19,13 +19,9 @@ static mbs_osim_model* build(double H, double M) {
   mbs_human_params_default(&p);
   p.height = H;
   p.mass = M;
-  char* text = mbs_human_model_osim(&p);
-  EXPECT_TRUE(text != NULL);
-  if (!text) return NULL;
   mbs_error err;
-  mbs_osim_model* m = mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err);
+  mbs_osim_model* m = mbs_human_model_build(&p, &err);
   if (!m) printf("%s\n", err.message);
-  free(text);
   return m;
 }
 
@@ -104,10 +100,8 @@ static void test_platform(mbs_platform_profile profile, double tau) {
   mbs_human_params_default(&p);
   p.platform.platform_profile = profile;
   p.platform.platform_duration = tau;
-  char* text = mbs_human_model_osim(&p);
   mbs_error err;
-  mbs_osim_model* m = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;
-  free(text);
+  mbs_osim_model* m = mbs_human_model_build(&p, &err);
   EXPECT_TRUE(m != NULL);
   if (!m) return;
   const mbs_system* sys = mbs_osim_system(m);

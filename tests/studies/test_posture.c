@@ -114,10 +114,8 @@ static void test_other_contacts(void) {
     p.platform.contact_dissipation = c[i];
     p.height = H[i];
     p.mass = M[i];
-    char* text = mbs_human_model_osim(&p);
     mbs_error err;
-    mbs_osim_model* m = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;
-    free(text);
+    mbs_osim_model* m = mbs_human_model_build(&p, &err);
     EXPECT_TRUE(m != NULL);
     if (!m) continue;
     const mbs_system* sys = mbs_osim_system(m);
@@ -206,10 +204,8 @@ int main(void) {
   mbs_human_params p;
   mbs_human_params_default(&p);
   p.lock_joints = 1;
-  char* text = mbs_human_model_osim(&p);
   mbs_error err;
-  model = text ? mbs_osim_parse(text, strlen(text), "human.osim", NULL, &err) : NULL;
-  free(text);
+  model = mbs_human_model_build(&p, &err);
   EXPECT_TRUE(model != NULL);
   if (!model) {
     printf("%s\n", err.message);
