@@ -40,20 +40,21 @@ static void set_q(const mbs_osim_model* m, mbs_state* st, int k, double v) {
   mbs_state_upd_q(st)[mbs_osim_coordinate_info(m, k)->qindex] = v;
 }
 
+unsigned char* mbs_posture_subject_skip(const mbs_system* sys) {
+  unsigned char* skip = calloc((size_t)mbs_system_nbody(sys), 1);
+  const int platform = mbs_body_find(sys, "platform");
+  if (skip && platform > 0) skip[platform] = 1;
+  return skip;
+}
+
 // the human's centre of mass (every body but the platform) and the mean ankle position
-static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, double com[3],
-                          double ankle[3]) {
+static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
+                          double com[3], double ankle[3]) {
   const mbs_system* sys = mbs_osim_system(m);
   int rc = mbs_realize_position(sys, st);
   if (rc) return rc;
-  // the subject's centre of mass: every body but the platform
-  const int nb = mbs_system_nbody(sys), platform = mbs_body_find(sys, "platform");
-  unsigned char* skip = calloc((size_t)nb, 1);
-  if (!skip) return MBS_ERR_NO_MEMORY;
-  if (platform > 0) skip[platform] = 1;
-  rc = mbs_calc_center_of_mass_subset(sys, st, skip, NULL, com);
-  free(skip);
-  if (rc) return rc;
+  // the subject's centre of mass (skip: mbs_posture_subject_skip)
+  if ((rc = mbs_calc_center_of_mass_subset(sys, st, skip, NULL, com))) return rc;
   for (int k = 0; k < 3; k++) ankle[k] = 0;
   static const double origin[3] = {0, 0, 0};
   // the ankle joints: the talus's origin where the model has one (gait models), else the foot's
@@ -152,6 +153,7 @@ typedef struct balance {
   int q[2], qi[2];
   double* udot;  // zeros
   double* tau;
+  const unsigned char* skip;  // mbs_posture_subject_skip
 } balance;
 
 static int pelvis_unbalance(const balance* B, double g[2], mbs_error* err) {
@@ -246,7 +248,7 @@ static int settle_solve(const balance* B, mbs_error* err) {
     double c[3], ankle[3], lo = NAN, hi = NAN, lowest;
     mbs_error e2;
     char where[160] = "";
-    if (com_and_ankles(B->m, st, c, ankle) == MBS_OK &&
+    if (com_and_ankles(B->m, st, B->skip, c, ankle) == MBS_OK &&
         foot_spheres(sys, st, &lo, &hi, &lowest, &e2) == MBS_OK && hi > lo)
       snprintf(where, sizeof where, " (%.1f cm ahead of the rearmost sphere, %.0f %% of the "
                "way to the foremost)", 100 * (c[0] - lo), 100 * (c[0] - lo) / (hi - lo));
@@ -322,9 +324,10 @@ static int settle_solve(const balance* B, mbs_error* err) {
                   "is the centre of mass over the feet?", g[0], g[1]);
 }
 
-static int settle_statically(const mbs_osim_model* m, mbs_state* st, mbs_error* err) {
+static int settle_statically(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
+                             mbs_error* err) {
   balance B = {m, st, {mbs_osim_find_coordinate(m, "pelvis_ty"),
-                       mbs_osim_find_coordinate(m, "pelvis_tilt")}, {0, 0}, NULL, NULL};
+                       mbs_osim_find_coordinate(m, "pelvis_tilt")}, {0, 0}, NULL, NULL, skip};
   if (B.q[0] < 0 || B.q[1] < 0)
     return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "pelvis", "posture: no pelvis_ty or pelvis_tilt");
   for (int k = 0; k < 2; k++) B.qi[k] = mbs_osim_coordinate_info(m, B.q[k])->qindex;
@@ -368,9 +371,8 @@ static int foot_spheres(const mbs_system* sys, mbs_state* st, double* lo_x, doub
   return MBS_OK;
 }
 
-int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
-                               const mbs_posture_options* o, mbs_posture_result* r,
-                               mbs_error* err) {
+static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_posture_options* o,
+                          mbs_posture_result* r, const unsigned char* skip, mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(m);
   memset(r, 0, sizeof(*r));
   const double theta = o->knee_flexion;
@@ -411,7 +413,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     double com[3], ankle[3], lo_x = INFINITY, hi_x = -INFINITY;
     for (int j = 0; j < nj; j++)
       if (idx[j] >= 0) set_q(m, st, idx[j], 0);
-    if ((rc = com_and_ankles(m, st, com, ankle)) == MBS_OK) {
+    if ((rc = com_and_ankles(m, st, skip, com, ankle)) == MBS_OK) {
       double lowest_unused;
       rc = foot_spheres(sys, st, &lo_x, &hi_x, &lowest_unused, err);
       target = lo_x + MBS_POSTURE_COM_FRACTION * (hi_x - lo_x) - ankle[0];
@@ -435,7 +437,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
     set_q(m, st, idx[ankle_l], theta - h + lean);
     if ((rc = level_feet(m, st, (const int[2]){idx[ankle_r], idx[ankle_l]},
                          (const int[2]){idx[subtalar_r], idx[subtalar_l]})) ||
-        (rc = com_and_ankles(m, st, com, ankle)))
+        (rc = com_and_ankles(m, st, skip, com, ankle)))
       break;
     const double ahead = com[0] - ankle[0];
     if (ahead > target) lo = h;
@@ -472,7 +474,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
   // static equilibrium on the spheres: with the joints held, the body is rigid; find the pelvis
   // height and tilt where the contact's vertical force and pitching moment balance gravity
   // (Newton's method on the generalized forces of pelvis_ty and pelvis_tilt at rest)
-  if (rc == MBS_OK) rc = settle_statically(m, st, err);
+  if (rc == MBS_OK) rc = settle_statically(m, st, skip, err);
   if (rc == MBS_OK && o->settle_time > 0) {
     mbs_simulation_options so;
     mbs_simulation_options_default(&so);
@@ -484,7 +486,7 @@ int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
       const double* u = mbs_state_u(st);
       for (int i = 0; i < mbs_system_nu(sys); i++)
         r->settle_speed = fmax(r->settle_speed, fabs(u[i]));
-      rc = settle_statically(m, st, err);  // from where the dynamic settling ended
+      rc = settle_statically(m, st, skip, err);  // from where the dynamic settling ended
     }
   }
   if (rc == MBS_OK) {
@@ -580,4 +582,14 @@ int mbs_posture_time_to_fall(const mbs_osim_model* m, mbs_state* st, double dura
   }
   *T = isnan(f.time) ? duration : f.time;
   return MBS_OK;
+}
+
+int mbs_posture_quiet_standing(const mbs_osim_model* m, mbs_state* st,
+                               const mbs_posture_options* o, mbs_posture_result* r,
+                               mbs_error* err) {
+  unsigned char* skip = mbs_posture_subject_skip(mbs_osim_system(m));
+  const int rc = skip ? quiet_standing(m, st, o, r, skip, err)
+                      : MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "out of memory");
+  free(skip);
+  return rc;
 }

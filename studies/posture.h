@@ -64,6 +64,10 @@ typedef struct mbs_posture_result {
 extern const char* const mbs_posture_joint_names[];
 
 
+// The subject's bodies for mbs_calc_center_of_mass_subset: nbody flags with the platform (the
+// apparatus) set; NULL when out of memory. Free with free().
+unsigned char* mbs_posture_subject_skip(const mbs_system* sys);
+
 // Put st (a State of m's system, its parameters already set: platform, contact, masses) into
 // quiet standing at time 0 in the given joint mode. The platform's displacement scales are
 // kept but set to zero while settling.

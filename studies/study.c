@@ -461,11 +461,7 @@ static int plan_outputs(study* S, mbs_error* err) {
   if (sp->outputs & MBS_OUT_U) rc |= add_quantity(S, "u", O_U, 0, nc, names, "rad/s or m/s");
   if (sp->outputs & MBS_OUT_COM) rc |= add_quantity(S, "com", O_COM, 0, 3, xyz, "m");
   // a posture study's `com` is the subject's: the platform it stands on is apparatus
-  const int platform = sp->posture ? mbs_body_find(sys, "platform") : -1;
-  if (platform > 0 && !rc) {
-    if (!(S->com_skip = calloc((size_t)mbs_system_nbody(sys), 1))) rc = MBS_ERR_NO_MEMORY;
-    else S->com_skip[platform] = 1;
-  }
+  if (sp->posture && !rc && !(S->com_skip = mbs_posture_subject_skip(sys))) rc = MBS_ERR_NO_MEMORY;
   if ((sp->outputs & MBS_OUT_Z) && S->rank == 0 && S->log)
     fprintf(S->log, "mbstudy: warning: outputs: z: model '%s' has no auxiliary state variables "
             "(activations and fiber lengths come with the muscle models); nothing recorded\n",
