@@ -1096,9 +1096,13 @@ static int get_bounded(spec_ctx* c, field* f, const char* parent, const char* ke
   kp_key(sub, parent, key);
   int rc = get_number(c, f->value, f->line, sub, out);
   if (rc) return rc;
-  if ((lo_open ? !(*out > lo) : !(*out >= lo)) || !(*out <= hi))
+  if ((lo_open ? !(*out > lo) : !(*out >= lo)) || !(*out <= hi)) {
+    if (lo_open)
+      return fail(c, MBS_ERR_ARGUMENT, node_line(f->value, f->line), sub,
+                  "%g is outside %g .. %g (%g excluded)", *out, lo, hi, lo);
     return fail(c, MBS_ERR_ARGUMENT, node_line(f->value, f->line), sub,
-                "%g is outside %s%g .. %g", *out, lo_open ? "(" : "", lo, hi);
+                "%g is outside %g .. %g", *out, lo, hi);
+  }
   return MBS_OK;
 }
 

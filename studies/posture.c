@@ -394,6 +394,17 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
             subtalar_r = 13, subtalar_l = 15;
   const int pelvis_ty = coord(m, "pelvis_ty", err);
   if (pelvis_ty < 0) return err->code;
+  // the knees flex with a negative angle (the gait models' convention); a model whose knee range
+  // lies on the positive side flexes the other way
+  for (int j = knee_r; j <= knee_l; j += knee_l - knee_r) {
+    const double* range = mbs_osim_coordinate_info(m, idx[j])->range;
+    if (range[0] >= 0 && range[1] > range[0])
+      return MBS_FAIL(err, MBS_ERR_ARGUMENT, mbs_posture_joint_names[j],
+                      "posture: '%s' flexes with a positive angle (its range is %.0f .. %.0f deg); "
+                      "the posture study poses knees of the gait models' convention, flexion "
+                      "negative", mbs_posture_joint_names[j], range[0] * 180 / M_PI,
+                      range[1] * 180 / M_PI);
+  }
   // the platform at rest while settling
   double scale[3];
   double* prm = mbs_state_upd_params(st);
@@ -444,6 +455,12 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
     else hi = h;
     r->com_ahead = ahead;
   }
+  // the hips' range may not reach the target (arms or a heavy trunk elsewhere than assumed)
+  if (rc == MBS_OK && !(fabs(r->com_ahead - target) < 1e-4))
+    return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
+                    "posture: at %.1f deg of knee flexion no hip flexion puts the centre of mass "
+                    "%.1f cm ahead of the ankles (%.1f cm at the hip's limit, %.1f deg)",
+                    theta * 180 / M_PI, 100 * target, 100 * r->com_ahead, h * 180 / M_PI);
   r->hip_flexion = h;
   r->knee_angle = -theta;
   r->ankle_angle = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[ankle_r])->qindex];

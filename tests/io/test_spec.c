@@ -740,7 +740,7 @@ static void test_posture(void) {
        MBS_ERR_ARGUMENT, 6, "posture.perturbation.profile: unknown profile 'ramp'"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  fall_fraction: 1.5\noutput: r.h5\n",
-       MBS_ERR_ARGUMENT, 6, "posture.fall_fraction: 1.5 is outside (0 .. 0.999"},
+       MBS_ERR_ARGUMENT, 6, "posture.fall_fraction: 1.5 is outside 0 .. 0.999 (0 excluded)"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  feet: {foot_length: 0.25}\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 6, "posture.feet: only for .osim models"},

@@ -199,6 +199,25 @@ static void test_trunk_lean(void) {
   mbs_state_destroy(st2);
 }
 
+// a centre of mass the hips cannot bring over the given point is refused with what was reached,
+// not settled somewhere else
+static void test_unreachable_com(void) {
+  const mbs_system* sys = mbs_osim_system(model);
+  mbs_state* st = mbs_state_create(sys);
+  mbs_posture_options o;
+  mbs_posture_options_default(&o);
+  o.knee_flexion = 15 * deg;
+  o.com_ahead = 0.5;  // half a metre ahead of the ankles: beyond any hip flexion
+  mbs_posture_result r;
+  mbs_error err;
+  mbs_error_clear(&err);
+  const int rc = mbs_posture_quiet_standing(model, st, &o, &r, &err);
+  printf("centre of mass 50 cm ahead: %s\n", rc ? err.message : "stands");
+  EXPECT_TRUE(rc == MBS_ERR_ASSEMBLY);
+  EXPECT_TRUE(strstr(err.message, "no hip flexion puts the centre of mass 50.0 cm ahead") != NULL);
+  mbs_state_destroy(st);
+}
+
 int main(void) {
   test_other_contacts();
   mbs_human_params p;
@@ -213,6 +232,7 @@ int main(void) {
   }
   test_quiet_standing();
   test_trunk_lean();
+  test_unreachable_com();
   test_falls();
   mbs_osim_free(model);
   return mbs_test_finish("test_posture");

@@ -339,6 +339,40 @@ static void test_model(const char* data, const char* model, int quick) {
   mbs_osim_free(orig);
 }
 
+// Rajagopal's model flexes its knees with positive angles: quiet standing says so, naming the
+// coordinate, instead of posing hyperextended knees
+static void test_knee_convention(const char* data) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/rajagopal2016.osim", data);
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    printf("rajagopal2016: %s not found, left out\n", path);
+    return;
+  }
+  fclose(f);
+  mbs_posture_adapt_options o;
+  default_options(&o);
+  mbs_error err;
+  mbs_osim_model* m = mbs_posture_adapt_read(path, &o, &err);
+  EXPECT_TRUE(m != NULL);
+  if (!m) {
+    printf("rajagopal2016: %s\n", err.message);
+    return;
+  }
+  mbs_state* st = mbs_state_create(mbs_osim_system(m));
+  mbs_posture_options po;
+  mbs_posture_options_default(&po);
+  po.knee_flexion = 15 * deg;
+  mbs_posture_result r;
+  mbs_error_clear(&err);
+  const int rc = mbs_posture_quiet_standing(m, st, &po, &r, &err);
+  printf("rajagopal2016, knee 15 deg: %s\n", rc ? err.message : "stands");
+  EXPECT_TRUE(rc == MBS_ERR_ARGUMENT && strstr(err.message, "'knee_angle_r' flexes with a "
+                                               "positive angle") != NULL);
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+}
+
 int main(int argc, char** argv) {
   const char* data = NULL;
   for (int i = 1; i + 1 < argc; i++)
@@ -359,6 +393,7 @@ int main(int argc, char** argv) {
     if (quick) printf("MBS_TEST_QUICK: the standing part is left out\n");
     test_model(data, "gait2392_thelen2003muscle", quick);
     test_model(data, "gait2354_simbody", quick);
+    test_knee_convention(data);
   }
   return mbs_test_finish(data ? "test_posture_adapt (published models)" : "test_posture_adapt");
 }
