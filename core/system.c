@@ -16,21 +16,6 @@ static char* dup_string(const char* s) {
   return r;
 }
 
-static char* format_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static char* format_string(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char* r = malloc((size_t)n + 1);
-  if (!r) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(r, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return r;
-}
-
 // make room for `need` elements in *p (capacity *cap)
 static int grow(void** p, int* cap, int need, size_t elem) {
   if (need <= *cap) return 1;
@@ -309,7 +294,7 @@ int mbs_system_add_body(mbs_system* sys, const mbs_body_spec* s) {
 
   const int b = sys->nbody;
   char* mob_name = s->mobilizer_name && *s->mobilizer_name ? dup_string(s->mobilizer_name)
-                                                           : format_string("%s_joint", s->name);
+                                                           : mbs_format_string("%s_joint", s->name);
   sys->body_name[b] = dup_string(s->name);
   sys->mob_name[b] = mob_name;
   if (!sys->body_name[b] || !mob_name) {
@@ -320,24 +305,25 @@ int mbs_system_add_body(mbs_system* sys, const mbs_body_spec* s) {
   const char* bn = s->name;
   const char* jn = mob_name;
   int ok = 1;
-  ok &= add_param_block(sys, format_string("/bodyset/%s/mass", bn), padr + MBS_BP_MASS, 1, "kg");
-  ok &= add_param_block(sys, format_string("/bodyset/%s/mass_center", bn), padr + MBS_BP_COM, 3,
+  ok &=
+      add_param_block(sys, mbs_format_string("/bodyset/%s/mass", bn), padr + MBS_BP_MASS, 1, "kg");
+  ok &= add_param_block(sys, mbs_format_string("/bodyset/%s/mass_center", bn), padr + MBS_BP_COM, 3,
                         "m");
-  ok &= add_param_block(sys, format_string("/bodyset/%s/inertia", bn), padr + MBS_BP_INERTIA, 6,
+  ok &= add_param_block(sys, mbs_format_string("/bodyset/%s/inertia", bn), padr + MBS_BP_INERTIA, 6,
                         "kg m^2");
-  ok &= add_param_block(sys, format_string("/jointset/%s/parent_frame/orientation", jn),
+  ok &= add_param_block(sys, mbs_format_string("/jointset/%s/parent_frame/orientation", jn),
                         padr + MBS_BP_PF_ANGLES, 3, "rad");
-  ok &= add_param_block(sys, format_string("/jointset/%s/parent_frame/translation", jn),
+  ok &= add_param_block(sys, mbs_format_string("/jointset/%s/parent_frame/translation", jn),
                         padr + MBS_BP_PF_P, 3, "m");
-  ok &= add_param_block(sys, format_string("/jointset/%s/child_frame/orientation", jn),
+  ok &= add_param_block(sys, mbs_format_string("/jointset/%s/child_frame/orientation", jn),
                         padr + MBS_BP_BM_ANGLES, 3, "rad");
-  ok &= add_param_block(sys, format_string("/jointset/%s/child_frame/translation", jn),
+  ok &= add_param_block(sys, mbs_format_string("/jointset/%s/child_frame/translation", jn),
                         padr + MBS_BP_BM_P, 3, "m");
   if (nmob == 1)
-    ok &= add_param_block(sys, format_string("/jointset/%s/pitch", jn), padr + MBS_BP_MOB, 1,
+    ok &= add_param_block(sys, mbs_format_string("/jointset/%s/pitch", jn), padr + MBS_BP_MOB, 1,
                           "m/rad");
   if (nmob == 3)
-    ok &= add_param_block(sys, format_string("/jointset/%s/radii", jn), padr + MBS_BP_MOB, 3,
+    ok &= add_param_block(sys, mbs_format_string("/jointset/%s/radii", jn), padr + MBS_BP_MOB, 3,
                           "m");
   if (!ok) return no_memory(sys, __func__);
 
@@ -376,7 +362,7 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
   if (rc) return rc;
   if (!s) return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, sys->name, "function: no spec given");
   const int id = sys->nfunc;
-  char* name = s->name && *s->name ? dup_string(s->name) : format_string("function%d", id);
+  char* name = s->name && *s->name ? dup_string(s->name) : mbs_format_string("function%d", id);
   if (!name) return no_memory(sys, __func__);
   char comp[MBS_ERROR_COMPONENT_LEN];
   snprintf(comp, sizeof(comp), "function '%s'", name);
@@ -453,23 +439,24 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
   int ok = 1;
   switch (s->type) {
     case MBS_FUNC_CONSTANT:
-      ok = add_param_block(sys, format_string("/functions/%s/value", name), padr, 1, "");
+      ok = add_param_block(sys, mbs_format_string("/functions/%s/value", name), padr, 1, "");
       break;
     case MBS_FUNC_LINEAR:
     case MBS_FUNC_POLYNOMIAL:
-      ok = add_param_block(sys, format_string("/functions/%s/coefficients", name), padr, np, "");
+      ok =
+          add_param_block(sys, mbs_format_string("/functions/%s/coefficients", name), padr, np, "");
       break;
     case MBS_FUNC_NATURAL_CUBIC_SPLINE:
     case MBS_FUNC_SIMM_SPLINE:
     case MBS_FUNC_PIECEWISE_LINEAR:
-      ok = add_param_block(sys, format_string("/functions/%s/x", name), padr, n, "") &&
-           add_param_block(sys, format_string("/functions/%s/y", name), padr + n, n, "");
+      ok = add_param_block(sys, mbs_format_string("/functions/%s/x", name), padr, n, "") &&
+           add_param_block(sys, mbs_format_string("/functions/%s/y", name), padr + n, n, "");
       break;
     case MBS_FUNC_MULTIPLIER:
-      ok = add_param_block(sys, format_string("/functions/%s/scale", name), padr, 1, "");
+      ok = add_param_block(sys, mbs_format_string("/functions/%s/scale", name), padr, 1, "");
       break;
     case MBS_FUNC_SINE:
-      ok = add_param_block(sys, format_string("/functions/%s/coefficients", name), padr, 4, "");
+      ok = add_param_block(sys, mbs_format_string("/functions/%s/coefficients", name), padr, 4, "");
       break;
     case MBS_FUNC_COUNT:
       break;
@@ -511,7 +498,7 @@ int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind,
   int rc = check_building(sys, __func__);
   if (rc) return rc;
   if (!GROW(sys->force, sys->cap_force, sys->nforce + 1)) return no_memory(sys, __func__);
-  char* name = format_string("%s%d", kind, sys->nforce);
+  char* name = mbs_format_string("%s%d", kind, sys->nforce);
   if (!name) return no_memory(sys, __func__);
   const int padr = add_params(sys, params, np);
   if (padr < 0) {
@@ -536,7 +523,7 @@ int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind,
 int mbs_system_force_param(mbs_system* sys, int force, const char* field, int offset, int size,
                            const char* unit) {
   const mbs_force_desc* f = &sys->force[force];
-  if (!add_param_block(sys, format_string("/forceset/%s/%s", f->name, field),
+  if (!add_param_block(sys, mbs_format_string("/forceset/%s/%s", f->name, field),
                        f->param_adr + offset, size, unit))
     return no_memory(sys, __func__);
   return MBS_OK;
@@ -620,7 +607,7 @@ int mbs_system_set_force_name(mbs_system* sys, int force, const char* name) {
   for (int i = 0; i < sys->nforce; i++)
     if (i != force && strcmp(sys->force[i].name, name) == 0)
       return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, name, "force '%s': the name is taken", name);
-  char* old_prefix = format_string("/forceset/%s/", sys->force[force].name);
+  char* old_prefix = mbs_format_string("/forceset/%s/", sys->force[force].name);
   char* nn = dup_string(name);
   if (!old_prefix || !nn) {
     free(old_prefix);
@@ -631,7 +618,7 @@ int mbs_system_set_force_name(mbs_system* sys, int force, const char* name) {
   for (int i = 0; i < sys->npblock; i++) {
     mbs_param_info* b = &sys->pblock[i];
     if (strncmp(b->path, old_prefix, lp) != 0) continue;
-    char* path = format_string("/forceset/%s/%s", name, b->path + lp);
+    char* path = mbs_format_string("/forceset/%s/%s", name, b->path + lp);
     if (!path) {
       free(old_prefix);
       free(nn);
@@ -652,7 +639,7 @@ int mbs_system_add_gravity(mbs_system* sys, const double g[3]) {
   if (!all_finite(g, 3))
     return MBS_FAIL(&sys->err, MBS_ERR_PARAMETER, "gravity", "gravity: g is not finite");
   const int id = add_force(sys, MBS_FORCE_GRAVITY, "gravity", 0, 0, g, 3);
-  if (id >= 0 && !add_param_block(sys, format_string("/forceset/%s/g", sys->force[id].name),
+  if (id >= 0 && !add_param_block(sys, mbs_format_string("/forceset/%s/g", sys->force[id].name),
                                   sys->force[id].param_adr, 3, "m/s^2"))
     return no_memory(sys, __func__);
   return id;
@@ -668,7 +655,7 @@ int mbs_system_add_mobility_force(mbs_system* sys, int body, int axis, double va
   const int id = add_force(sys, MBS_FORCE_MOBILITY, "mobility_force", body, body, &value, 1);
   if (id < 0) return id;
   sys->force[id].uindex = sys->body_uadr[body] + axis;
-  if (!add_param_block(sys, format_string("/forceset/%s/value", sys->force[id].name),
+  if (!add_param_block(sys, mbs_format_string("/forceset/%s/value", sys->force[id].name),
                        sys->force[id].param_adr, 1, "N or N m"))
     return no_memory(sys, __func__);
   return id;
@@ -683,8 +670,8 @@ int mbs_system_add_body_force(mbs_system* sys, int body, const double p_BS[3],
   if (id < 0) return id;
   const char* n = sys->force[id].name;
   const int a = sys->force[id].param_adr;
-  if (!add_param_block(sys, format_string("/forceset/%s/point", n), a, 3, "m") ||
-      !add_param_block(sys, format_string("/forceset/%s/force", n), a + 3, 3, "N"))
+  if (!add_param_block(sys, mbs_format_string("/forceset/%s/point", n), a, 3, "m") ||
+      !add_param_block(sys, mbs_format_string("/forceset/%s/force", n), a + 3, 3, "N"))
     return no_memory(sys, __func__);
   return id;
 }
@@ -693,8 +680,9 @@ int mbs_system_add_body_torque(mbs_system* sys, int body, const double torque_G[
   int rc = check_building(sys, __func__);
   if (rc || (rc = check_body(sys, body, "body torque"))) return rc;
   const int id = add_force(sys, MBS_FORCE_BODY_TORQUE, "body_torque", body, body, torque_G, 3);
-  if (id >= 0 && !add_param_block(sys, format_string("/forceset/%s/torque", sys->force[id].name),
-                                  sys->force[id].param_adr, 3, "N m"))
+  if (id >= 0 &&
+      !add_param_block(sys, mbs_format_string("/forceset/%s/torque", sys->force[id].name),
+                       sys->force[id].param_adr, 3, "N m"))
     return no_memory(sys, __func__);
   return id;
 }
@@ -712,13 +700,15 @@ static int add_two_point(mbs_system* sys, mbs_force_type type, const char* kind,
   if (id < 0) return id;
   const char* n = sys->force[id].name;
   const int a = sys->force[id].param_adr;
-  int ok = add_param_block(sys, format_string("/forceset/%s/point1", n), a, 3, "m") &&
-           add_param_block(sys, format_string("/forceset/%s/point2", n), a + 3, 3, "m");
+  int ok = add_param_block(sys, mbs_format_string("/forceset/%s/point1", n), a, 3, "m") &&
+           add_param_block(sys, mbs_format_string("/forceset/%s/point2", n), a + 3, 3, "m");
   if (type == MBS_FORCE_SPRING)
-    ok = ok && add_param_block(sys, format_string("/forceset/%s/stiffness", n), a + 6, 1, "N/m") &&
-         add_param_block(sys, format_string("/forceset/%s/rest_length", n), a + 7, 1, "m");
+    ok = ok &&
+         add_param_block(sys, mbs_format_string("/forceset/%s/stiffness", n), a + 6, 1, "N/m") &&
+         add_param_block(sys, mbs_format_string("/forceset/%s/rest_length", n), a + 7, 1, "m");
   else
-    ok = ok && add_param_block(sys, format_string("/forceset/%s/damping", n), a + 6, 1, "N s/m");
+    ok =
+        ok && add_param_block(sys, mbs_format_string("/forceset/%s/damping", n), a + 6, 1, "N s/m");
   if (!ok) return no_memory(sys, __func__);
   return id;
 }
@@ -756,10 +746,12 @@ static int add_mobility_element(mbs_system* sys, mbs_force_type type, const char
   const int a = sys->force[id].param_adr;
   int ok;
   if (type == MBS_FORCE_MOBILITY_SPRING)
-    ok = add_param_block(sys, format_string("/forceset/%s/stiffness", n), a, 1, "N/m or N m/rad") &&
-         add_param_block(sys, format_string("/forceset/%s/rest_value", n), a + 1, 1, "m or rad");
+    ok =
+        add_param_block(sys, mbs_format_string("/forceset/%s/stiffness", n), a, 1,
+                        "N/m or N m/rad") &&
+        add_param_block(sys, mbs_format_string("/forceset/%s/rest_value", n), a + 1, 1, "m or rad");
   else
-    ok = add_param_block(sys, format_string("/forceset/%s/damping", n), a, 1,
+    ok = add_param_block(sys, mbs_format_string("/forceset/%s/damping", n), a, 1,
                          "N s/m or N m s/rad");
   if (!ok) return no_memory(sys, __func__);
   return id;
