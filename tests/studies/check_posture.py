@@ -100,7 +100,8 @@ def main():
             finding("3. joints free: anterior displacement more destabilizing", ok3,
                     "mean SI anterior vs posterior per knee: " + ", ".join(
                         "%g deg %.3f vs %.3f" % (knees[k], mean[k, a], mean[k, p])
-                        for k in range(len(knees))))
+                        for k in range(len(knees))) +
+                    "; over all postures %.3f vs %.3f" % (mean[:, a].mean(), mean[:, p].mean()))
     if "locked" in modes:
         i = modes.index("locked")
         ok4, parts = True, []
