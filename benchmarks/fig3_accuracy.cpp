@@ -63,89 +63,13 @@
 
 #include <unistd.h>
 
+#include "bench_math.hpp"
 #include "compare_engines_config.h"
 #include "mbs/mbs.h"
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-//---------------------------------- small math (independent of mbstudy) ------------------------
-
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
-  uint64_t next() {  // splitmix64
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (double)(next() >> 11) * 0x1.0p-53; }
-  double uniform(double a, double b) { return a + (b - a) * uniform(); }
-  double gauss() {
-    double u1 = uniform();
-    while (u1 <= 1e-300) u1 = uniform();
-    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * kPi * uniform());
-  }
-  void unit_quat(double q[4]) {
-    double n2 = 0;
-    do {
-      for (int i = 0; i < 4; i++) q[i] = gauss();
-      n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    } while (n2 < 1e-6);
-    const double n = std::sqrt(n2);
-    for (int i = 0; i < 4; i++) q[i] /= n;
-  }
-};
-
-// row-major 3x3 matrices
-void mat_mul(double r[9], const double a[9], const double b[9]) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      r[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-}
-// r = a^T v
-void mat_tvec(double r[3], const double a[9], const double v[3]) {
-  for (int i = 0; i < 3; i++) r[i] = a[i] * v[0] + a[3 + i] * v[1] + a[6 + i] * v[2];
-}
-void rot_axis(double R[9], int axis, double a) {
-  const double c = std::cos(a), s = std::sin(a);
-  for (int i = 0; i < 9; i++) R[i] = 0;
-  const int i1 = (axis + 1) % 3, i2 = (axis + 2) % 3;
-  R[3 * axis + axis] = 1;
-  R[3 * i1 + i1] = c;
-  R[3 * i1 + i2] = -s;
-  R[3 * i2 + i1] = s;
-  R[3 * i2 + i2] = c;
-}
-// body-fixed X-Y-Z: R = Rx(a0) Ry(a1) Rz(a2)
-void rot_body_xyz(double R[9], const double a[3]) {
-  double Rx[9], Ry[9], Rz[9], T[9];
-  rot_axis(Rx, 0, a[0]);
-  rot_axis(Ry, 1, a[1]);
-  rot_axis(Rz, 2, a[2]);
-  mat_mul(T, Rx, Ry);
-  mat_mul(R, T, Rz);
-}
-void quat_to_rot(double R[9], const double q_in[4]) {
-  const double n = std::sqrt(q_in[0] * q_in[0] + q_in[1] * q_in[1] + q_in[2] * q_in[2] +
-                             q_in[3] * q_in[3]);
-  const double w = q_in[0] / n, x = q_in[1] / n, y = q_in[2] / n, z = q_in[3] / n;
-  R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z);     R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z);     R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y);     R[7] = 2 * (y * z + w * x);     R[8] = 1 - 2 * (x * x + y * y);
-}
-
-std::string strf(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string strf(const char* f, ...) {
-  char b[1024];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(b, sizeof b, f, ap);
-  va_end(ap);
-  return b;
-}
+using namespace mbs_bench;
 
 double cpu_seconds() {
   timespec ts;
