@@ -67,11 +67,20 @@ enum { PA_MODE = 0, PA_KNEE, PA_DIRECTION, PA_MAGNITUDE, PA_N };
 static const char* const posture_axis_names[PA_N] = {"posture/mode", "posture/knee_flexion",
                                                      "posture/direction", "posture/magnitude"};
 static const char* const posture_axis_units[PA_N] = {"1 (0 free, 1 locked)", "deg", "deg", "m"};
-enum { PS_T = 0, PS_SI, PS_HIP, PS_ANKLE, PS_PELVIS, PS_RESIDUAL, PS_N };
+enum {
+  PS_T = 0, PS_SI, PS_HIP, PS_ANKLE, PS_PELVIS, PS_RESIDUAL,
+  PS_TORQUE,  // the holding torques of PS_NTORQUE coordinates (posture_torque_joints)
+  PS_NTORQUE = 4,
+  PS_N = PS_TORQUE + PS_NTORQUE
+};
 static const char* const posture_scalar_names[PS_N] = {
     "time_to_fall", "stability_index", "hip_flexion", "ankle_angle", "pelvis_height",
-    "equilibrium_residual"};
-static const char* const posture_scalar_units[PS_N] = {"s", "1", "deg", "deg", "m", "N or N m"};
+    "equilibrium_residual", "torque_lumbar_extension", "torque_hip_flexion_r",
+    "torque_knee_angle_r", "torque_ankle_angle_r"};
+static const char* const posture_scalar_units[PS_N] = {"s", "1", "deg", "deg", "m", "N or N m",
+                                                       "N m", "N m", "N m", "N m"};
+// their indices in mbs_posture_joint_names (and mbs_posture_result.torque)
+static const int posture_torque_joints[PS_NTORQUE] = {0, 3, 6, 7};
 
 typedef struct param_plan {
   int kind;
@@ -852,6 +861,8 @@ static int prepare_posture(sample_run* r, double* level) {
   r->posture[PS_ANKLE] = pr.ankle_angle / deg;
   r->posture[PS_PELVIS] = pr.pelvis_height;
   r->posture[PS_RESIDUAL] = pr.residual;
+  for (int k = 0; k < PS_NTORQUE; k++)
+    r->posture[PS_TORQUE + k] = pr.torque[posture_torque_joints[k]];
   *level = po->fall_fraction * pr.pelvis_height;
   return MBS_OK;
 }

@@ -8,7 +8,8 @@ Checks, against the simulation's own records:
   - every sample succeeded; the /posture table holds each sample's values at its grid point and
     stability_index = 1 - exp(-T^2) of time_to_fall;
   - the holding torques reproduce static equilibrium: the force left unbalanced at the start is
-    below 1e-3 of the body weight;
+    below 1e-3 of the body weight; the torques written (right side) are the same for every sample
+    of a posture, the knee's extends and grows with flexion, the ankle's plantarflexes;
   - locked joints, no perturbation: the model stands for the whole simulated duration;
   - free joints (an unstable equilibrium): unperturbed, it stands clearly longer (by 0.1 s) than
     under the smallest perturbation of the grid;
@@ -74,6 +75,22 @@ def main():
     res = f["scalars/equilibrium_residual"][:]
     check(np.all(res < 1e-3 * weight), "equilibrium residual below 1e-3 of the weight "
           "(largest %.2e N)" % res.max())
+    # the holding torques (right side): one quiet standing per posture, whatever the mode and the
+    # push; crouching loads the knee extensors; the centre of mass stands ahead of the ankles,
+    # so the ankles hold with a plantarflexing torque
+    knee_s = P[:, col["knee_flexion"]]
+    tq = {k: f["scalars/torque_" + k][:] for k in ("lumbar_extension", "hip_flexion_r",
+                                                   "knee_angle_r", "ankle_angle_r")}
+    check(all(f["scalars/torque_" + k].attrs["units"] == b"N m" for k in tq),
+          "holding torques written, in N m")
+    same = all(np.ptp(v[knee_s == k]) < 1e-9 * weight for v in tq.values()
+               for k in np.unique(knee_s))
+    check(same, "holding torques: the same for every sample of a posture")
+    kt = [tq["knee_angle_r"][knee_s == k][0] for k in np.unique(knee_s)]
+    check(kt[-1] > 5 and kt[-1] > kt[0] + 5, "knee holding torque (extension > 0) grows with "
+          "flexion: %s N m at %s deg" % (np.round(kt, 2), np.unique(knee_s)))
+    check(bool(np.all(tq["ankle_angle_r"] < 0)), "ankles hold with plantarflexion (%s N m)" %
+          np.round(np.unique(np.round(tq["ankle_angle_r"], 3)), 2))
     mags = axes[2]
     L, F = modes.index("locked"), modes.index("free")
     check(np.all(grid_T[L, :, :, 0] == D), "locked, unperturbed: stands for all %g s" % D)

@@ -42,6 +42,49 @@ static double fall_time(mbs_state* st, double duration) {
   return T;
 }
 
+// mass and centre of mass of the named bodies
+static void subset_com(mbs_state* st, const char* const* names, int n, double* mass,
+                       double com[3]) {
+  const mbs_system* sys = mbs_osim_system(model);
+  unsigned char skip[64];
+  EXPECT_TRUE(mbs_system_nbody(sys) <= 64);
+  memset(skip, 1, sizeof skip);
+  for (int k = 0; k < n; k++) skip[mbs_body_find(sys, names[k])] = 0;
+  EXPECT_OK(mbs_calc_center_of_mass_subset(sys, st, skip, mass, com));
+}
+
+// The holding torques against the static moment balance of what hangs above a joint (at rest no
+// contact acts above the hips, the only external force there is gravity): the lumbar extension
+// torque holds the torso, tau = m g (x_com - x_joint) about the joint's z axis (the torso's frame
+// sits at the lumbar joint); the two hip flexion torques together hold pelvis and torso about the
+// line through both hip centres (the femurs' frames), whose reaction forces have no moment about
+// it; pelvis and torso are the hips' parent side, on which a joint's torque acts with the opposite
+// sign: tau_r + tau_l = -m g (x_com - x_hip). Uses only positions and masses, not the inverse
+// dynamics that made the torques.
+static void check_holding_torques(mbs_state* st, const mbs_posture_result* r) {
+  const mbs_system* sys = mbs_osim_system(model);
+  const double g = 9.80665;
+  double R[9], lumbar[3], hip_r[3], hip_l[3], m, c[3];
+  EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, "torso"), R, lumbar));
+  EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, "femur_r"), R, hip_r));
+  EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, "femur_l"), R, hip_l));
+  const char* torso[] = {"torso"};
+  subset_com(st, torso, 1, &m, c);
+  const double lumbar_expect = m * g * (c[0] - lumbar[0]);
+  const char* upper[] = {"pelvis", "torso"};
+  subset_com(st, upper, 2, &m, c);
+  EXPECT_NEAR(hip_r[0], hip_l[0], 1e-12);
+  EXPECT_NEAR(hip_r[1], hip_l[1], 1e-12);
+  const double hips_expect = -m * g * (c[0] - hip_r[0]);
+  // mbs_posture_joint_names: 0 lumbar_extension, 3 hip_flexion_r, 8 hip_flexion_l
+  printf("  holding torques: lumbar extension %.4f N m (moment of the torso's weight %.4f), "
+         "hip flexion %.4f + %.4f N m (pelvis and torso %.4f)\n", r->torque[0], lumbar_expect,
+         r->torque[3], r->torque[8], hips_expect);
+  EXPECT_NEAR(r->torque[0], lumbar_expect, 1e-9 * 75 * g);
+  EXPECT_NEAR(r->torque[3] + r->torque[8], hips_expect, 1e-9 * 75 * g);
+  EXPECT_NEAR(r->torque[3], r->torque[8], 1e-9 * 75 * g);  // the posture is symmetric
+}
+
 static void test_quiet_standing(void) {
   const mbs_system* sys = mbs_osim_system(model);
   const double weight = 75 * 9.80665;
@@ -69,6 +112,7 @@ static void test_quiet_standing(void) {
     for (int k = 0; k < mbs_system_nu(sys); k++) amax = fmax(amax, fabs(a[k]));
     printf("  free joints with holding torques: largest acceleration %.2e\n", amax);
     EXPECT_TRUE(amax < 1e-2);
+    check_holding_torques(st, &r);
     mbs_state_destroy(st);
   }
 }
@@ -192,6 +236,9 @@ static void test_trunk_lean(void) {
   EXPECT_TRUE(r.hip_flexion > upright.hip_flexion + 0.5 * lean);
   EXPECT_NEAR(r.com_ahead, upright.com_ahead, 1e-6);
   EXPECT_TRUE(r.residual < 1e-6 * 75 * 9.81);
+  // leaning, the trunk needs tens of N m at the back and the hips
+  check_holding_torques(st, &r);
+  EXPECT_TRUE(r.torque[0] > 10 && r.torque[3] < -5);
   double T = 0;
   EXPECT_OK(mbs_posture_time_to_fall(model, st, 1.0, 0.75, 1e-4, &T, &err));
   EXPECT_NEAR(T, 1.0, 0);
