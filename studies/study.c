@@ -456,6 +456,16 @@ static int add_quantity(study* S, const char* name, int kind, int arg, int ncomp
   return MBS_OK;
 }
 
+// each quantity's offset in a sample's frame values, and their number
+static void lay_out_frames(study* S) {
+  long off = 0;
+  for (int i = 0; i < S->nquant; i++) {
+    S->quant[i].offset = off;
+    off += (long)S->nframes * S->quant[i].ncomp;
+  }
+  S->frame_values = off;
+}
+
 static int plan_outputs(study* S, mbs_error* err) {
   const mbs_study_spec* sp = S->spec;
   const mbs_system* sys = S->sys;
@@ -544,12 +554,7 @@ static int plan_outputs(study* S, mbs_error* err) {
   S->times = malloc((size_t)S->nframes * sizeof(double));
   if (!S->times) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   for (int k = 0; k < S->nframes; k++) S->times[k] = k * sp->output_interval;
-  long off = 0;
-  for (int i = 0; i < S->nquant; i++) {
-    S->quant[i].offset = off;
-    off += (long)S->nframes * S->quant[i].ncomp;
-  }
-  S->frame_values = off;
+  lay_out_frames(S);
   return MBS_OK;
 }
 
@@ -653,13 +658,7 @@ static int plan_events_and_scalars(study* S, mbs_error* err) {
       S->quant[p->quantity].hidden = 1;
     }
   }
-  // offsets again (scalars may have added quantities)
-  long off = 0;
-  for (int i = 0; i < S->nquant; i++) {
-    S->quant[i].offset = off;
-    off += (long)S->nframes * S->quant[i].ncomp;
-  }
-  S->frame_values = off;
+  lay_out_frames(S);  // again: scalars may have added quantities
   return MBS_OK;
 }
 
