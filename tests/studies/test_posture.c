@@ -11,6 +11,8 @@
 
 #include "../../studies/human_model.h"
 #include "../../studies/posture.h"
+#include <lapacke.h>
+
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
 #include "mbs_test.h"
@@ -265,6 +267,97 @@ static void test_unreachable_com(void) {
   mbs_state_destroy(st);
 }
 
+// The free mode's quiet standing is an unstable equilibrium, and the simulated collapse follows
+// linear stability theory: the Jacobian of (qdot, udot) by central differences over the subject's
+// coordinates (the platform's are prescribed) has an eigenvalue with a positive real part, and
+// unperturbed, the deviation from the start grows from the equilibrium's residual at that rate
+// (measured while it grows from 1e-6 to 1e-3 rad, well inside the linear range).
+typedef struct growth {
+  const double* q0;
+  const int* qi;
+  int n;
+  double t_small, t_large;  // when the deviation first exceeds 1e-6 and 1e-3
+} growth;
+
+static int record_growth(const mbs_system* sys, mbs_state* st, void* user) {
+  (void)sys;
+  growth* g = user;
+  double d = 0;
+  for (int k = 0; k < g->n; k++) d = fmax(d, fabs(mbs_state_q(st)[g->qi[k]] - g->q0[g->qi[k]]));
+  const double t = mbs_state_time(st);
+  if (d > 1e-6 && !(g->t_small >= 0)) g->t_small = t;
+  if (d > 1e-3 && !(g->t_large >= 0)) g->t_large = t;
+  return d > 1e-2;  // stop once the motion is no longer small
+}
+
+static void test_free_mode_instability(void) {
+  const mbs_system* sys = mbs_osim_system(model);
+  EXPECT_EQ_INT(mbs_system_nq(sys), mbs_system_nu(sys));  // no quaternions in this model
+  mbs_posture_result r;
+  mbs_state* st = stand(1, MBS_JOINTS_FREE, 0, &r);
+  mbs_state* w = mbs_state_create(sys);
+  // the subject's coordinates
+  int qi[64], ui[64], n = 0;
+  for (int c = 0; c < mbs_osim_ncoordinate(model) && n < 64; c++) {
+    const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(model, c);
+    if (strncmp(ci->name, "platform_", 9) == 0) continue;
+    qi[n] = ci->qindex;
+    ui[n++] = ci->uindex;
+  }
+  const int N = 2 * n;
+  double* A = calloc((size_t)N * N, sizeof(double));  // column-major
+  const double h = 1e-6;
+  for (int j = 0; j < N; j++) {
+    for (int sgn = 1; sgn >= -1; sgn -= 2) {
+      EXPECT_OK(mbs_state_copy(sys, w, st));
+      if (j < n) mbs_state_upd_q(w)[qi[j]] += sgn * h;
+      else mbs_state_upd_u(w)[ui[j - n]] += sgn * h;
+      EXPECT_OK(mbs_realize_acceleration(sys, w));
+      const double* qd = mbs_get_qdot(sys, w);
+      const double* ud = mbs_get_udot(sys, w);
+      for (int i = 0; i < n; i++) {
+        A[(size_t)j * N + i] += sgn * qd[qi[i]] / (2 * h);
+        A[(size_t)j * N + n + i] += sgn * ud[ui[i]] / (2 * h);
+      }
+    }
+  }
+  double* wr = malloc((size_t)N * sizeof(double));
+  double* wi = malloc((size_t)N * sizeof(double));
+  const lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', N, A, N, wr, wi, NULL, 1,
+                                        NULL, 1);
+  EXPECT_EQ_INT((int)info, 0);
+  double lambda = -INFINITY;
+  int unstable = 0;
+  for (int k = 0; k < N; k++) {
+    if (wr[k] > 1e-3) unstable++;
+    lambda = fmax(lambda, wr[k]);
+  }
+  // the simulated growth of the deviation, unperturbed
+  growth g = {mbs_state_q(st), qi, n, -1, -1};
+  double* q0 = malloc((size_t)mbs_system_nq(sys) * sizeof(double));
+  memcpy(q0, mbs_state_q(st), (size_t)mbs_system_nq(sys) * sizeof(double));
+  g.q0 = q0;
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integ.accuracy = 1e-8;
+  so.report_interval = 1e-3;
+  mbs_simulation_result res;
+  EXPECT_OK(mbs_simulate(sys, st, 3.0, &so, NULL, 0, record_growth, &g, &res));
+  const double rate = log(1e3) / (g.t_large - g.t_small);
+  printf("free, knee 1 deg: %d unstable eigenvalues, the largest %.3f 1/s (e-folding %.1f ms); "
+         "the deviation grows from 1e-6 at %.3f s to 1e-3 at %.3f s: %.3f 1/s\n", unstable,
+         lambda, 1e3 / lambda, g.t_small, g.t_large, rate);
+  EXPECT_TRUE(unstable >= 1 && lambda > 1);
+  EXPECT_TRUE(g.t_small > 0 && g.t_large > g.t_small);
+  EXPECT_NEAR(rate, lambda, 0.05 * lambda);
+  free(q0);
+  free(wr);
+  free(wi);
+  free(A);
+  mbs_state_destroy(w);
+  mbs_state_destroy(st);
+}
+
 int main(void) {
   test_other_contacts();
   mbs_human_params p;
@@ -280,6 +373,7 @@ int main(void) {
   test_quiet_standing();
   test_trunk_lean();
   test_unreachable_com();
+  test_free_mode_instability();
   test_falls();
   mbs_osim_free(model);
   return mbs_test_finish("test_posture");
