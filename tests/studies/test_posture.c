@@ -271,7 +271,8 @@ static void test_unreachable_com(void) {
 // linear stability theory: the Jacobian of (qdot, udot) by central differences over the subject's
 // coordinates (the platform's are prescribed) has an eigenvalue with a positive real part, and
 // unperturbed, the deviation from the start grows from the equilibrium's residual at that rate
-// (measured while it grows from 1e-6 to 1e-3 rad, well inside the linear range).
+// (measured while it grows from 1e-6 to 1e-3 rad, well inside the linear range). The fastest
+// mode's shape is the collapse the posture study sees (docs/posture_study.md).
 typedef struct growth {
   const double* q0;
   const int* qi;
@@ -297,10 +298,11 @@ static void test_free_mode_instability(void) {
   mbs_state* st = stand(1, MBS_JOINTS_FREE, 0, &r);
   mbs_state* w = mbs_state_create(sys);
   // the subject's coordinates
-  int qi[64], ui[64], n = 0;
+  int qi[64], ui[64], coord[64], n = 0;
   for (int c = 0; c < mbs_osim_ncoordinate(model) && n < 64; c++) {
     const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(model, c);
     if (strncmp(ci->name, "platform_", 9) == 0) continue;
+    coord[n] = c;
     qi[n] = ci->qindex;
     ui[n++] = ci->uindex;
   }
@@ -323,15 +325,40 @@ static void test_free_mode_instability(void) {
   }
   double* wr = malloc((size_t)N * sizeof(double));
   double* wi = malloc((size_t)N * sizeof(double));
-  const lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', N, A, N, wr, wi, NULL, 1,
-                                        NULL, 1);
+  double* V = malloc((size_t)N * N * sizeof(double));
+  const lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'V', N, A, N, wr, wi, NULL, 1,
+                                        V, N);
   EXPECT_EQ_INT((int)info, 0);
   double lambda = -INFINITY;
-  int unstable = 0;
+  int unstable = 0, fastest = 0;
   for (int k = 0; k < N; k++) {
     if (wr[k] > 1e-3) unstable++;
-    lambda = fmax(lambda, wr[k]);
+    if (wr[k] > lambda) {
+      lambda = wr[k];
+      fastest = k;
+    }
   }
+  // the fastest mode's shape: its coordinates, largest first
+  EXPECT_TRUE(wi[fastest] == 0);
+  const double* v = V + (size_t)fastest * N;
+  double vmax = 0;
+  for (int i = 0; i < n; i++) vmax = fmax(vmax, fabs(v[i]));
+  printf("  the fastest mode (coordinates relative to the largest):");
+  for (int i = 0; i < n; i++)
+    if (fabs(v[i]) > 0.1 * vmax)
+      printf(" %s %+.2f", mbs_osim_coordinate_info(model, coord[i])->name, v[i] / vmax);
+  printf("\n");
+  // a sagittal, symmetric collapse: the pelvis turns under an upright trunk (pelvis tilt and
+  // lumbar extension opposite and nearly equal), hips and knees fold together
+  double vc[5] = {0};
+  const char* const names[5] = {"pelvis_tilt", "lumbar_extension", "hip_flexion_r",
+                                "knee_angle_r", "hip_flexion_l"};
+  for (int k = 0; k < 5; k++)
+    for (int i = 0; i < n; i++)
+      if (!strcmp(mbs_osim_coordinate_info(model, coord[i])->name, names[k])) vc[k] = v[i] / vmax;
+  EXPECT_TRUE(vc[0] * vc[1] < 0 && fabs(vc[0] + vc[1]) < 0.1 && fabs(vc[0]) > 0.3);
+  EXPECT_TRUE(vc[2] * vc[3] < 0 && fabs(vc[3]) > 0.3);
+  EXPECT_NEAR(vc[2], vc[4], 1e-6);
   // the simulated growth of the deviation, unperturbed
   growth g = {mbs_state_q(st), qi, n, -1, -1};
   double* q0 = malloc((size_t)mbs_system_nq(sys) * sizeof(double));
@@ -351,6 +378,7 @@ static void test_free_mode_instability(void) {
   EXPECT_TRUE(g.t_small > 0 && g.t_large > g.t_small);
   EXPECT_NEAR(rate, lambda, 0.05 * lambda);
   free(q0);
+  free(V);
   free(wr);
   free(wi);
   free(A);
