@@ -598,6 +598,11 @@ static int plan_events_and_scalars(study* S, mbs_error* err) {
   for (int i = 0; i < sp->nscalars; i++) {
     const mbs_spec_scalar* s = &sp->scalars[i];
     scalar_plan* p = &S->scal[i];
+    for (int k = 0; S->posture && k < PS_N; k++)
+      if (!strcmp(s->name, posture_scalar_names[k]))
+        return plan_fail(err, MBS_ERR_ARGUMENT, sp, s->line,
+                         "outputs.scalars: '%s' is a scalar the posture study writes itself; "
+                         "choose another name", s->name);
     p->name = s->name;
     p->at = s->at;
     p->quantity = -1;
