@@ -356,24 +356,22 @@ enum {
   EV_N
 };
 
-// A list of mappings (events, parameters, scalars): list_alloc makes its `count` elements of
-// `size` bytes (*mem NULL for an empty list), list_items reads item i with `read` into element
-// i after counting it in *n, so that a spec freed halfway frees what was begun.
+// A list of mappings (events, parameters, scalars): read_list makes its elements of `size`
+// bytes and stores them in the pointer at `slot` (&s->events etc.; NULL for an empty list), then
+// reads item i with `read` into element i after counting it in *n, so that a spec freed halfway
+// frees what was begun.
 typedef int (*list_item_reader)(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line,
                                 const char* kp, int i);
 
-static int list_alloc(spec_ctx* c, struct fy_node* list, int line, const char* kp,
-                      const char* what, size_t size, void** mem, int* count) {
-  *mem = NULL;
-  *count = 0;
+static int read_list(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line,
+                     const char* kp, const char* what, size_t size, void* slot, int* n,
+                     list_item_reader read) {
+  void* mem = NULL;
+  memcpy(slot, &mem, sizeof mem);
   if (!is_list(list)) return expected(c, list, line, kp, what);
-  *count = fy_node_sequence_item_count(list);
-  if (*count > 0 && !(*mem = calloc((size_t)*count, size))) return no_memory(c, line, kp);
-  return MBS_OK;
-}
-
-static int list_items(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line,
-                      const char* kp, int count, int* n, list_item_reader read) {
+  const int count = fy_node_sequence_item_count(list);
+  if (count > 0 && !(mem = calloc((size_t)count, size))) return no_memory(c, line, kp);
+  memcpy(slot, &mem, sizeof mem);
   void* it = NULL;
   struct fy_node* item;
   for (int i = 0; (item = fy_node_sequence_iterate(list, &it)) && i < count; i++) {
@@ -540,14 +538,8 @@ static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, in
 
   if (f[SIM_EVENTS].present) {
     kp_key(sub, kp, "events");
-    void* mem;
-    int count;
-    if ((rc = list_alloc(c, f[SIM_EVENTS].value, f[SIM_EVENTS].line, sub, "a list of events",
-                         sizeof(*s->events), &mem, &count)))
-      return rc;
-    s->events = mem;
-    return list_items(c, s, f[SIM_EVENTS].value, f[SIM_EVENTS].line, sub, count, &s->nevents,
-                      event_item);
+    return read_list(c, s, f[SIM_EVENTS].value, f[SIM_EVENTS].line, sub, "a list of events",
+                     sizeof(*s->events), &s->events, &s->nevents, event_item);
   }
   return MBS_OK;
 }
@@ -775,13 +767,8 @@ static int parameter_item(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
 }
 
 static int read_parameters(spec_ctx* c, mbs_study_spec* s, struct fy_node* list, int line) {
-  void* mem;
-  int count;
-  int rc = list_alloc(c, list, line, "parameters", "a list of parameters", sizeof(*s->params),
-                      &mem, &count);
-  if (rc) return rc;
-  s->params = mem;
-  return list_items(c, s, list, line, "parameters", count, &s->nparams, parameter_item);
+  return read_list(c, s, list, line, "parameters", "a list of parameters", sizeof(*s->params),
+                   &s->params, &s->nparams, parameter_item);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -980,14 +967,8 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
   }
   if (f[OUT_SCALARS].present) {
     kp_key(sub, kp, "scalars");
-    void* mem;
-    int count;
-    if ((rc = list_alloc(c, f[OUT_SCALARS].value, f[OUT_SCALARS].line, sub, "a list of scalars",
-                         sizeof(*s->scalars), &mem, &count)))
-      return rc;
-    s->scalars = mem;
-    return list_items(c, s, f[OUT_SCALARS].value, f[OUT_SCALARS].line, sub, count,
-                      &s->nscalars, scalar_item);
+    return read_list(c, s, f[OUT_SCALARS].value, f[OUT_SCALARS].line, sub, "a list of scalars",
+                     sizeof(*s->scalars), &s->scalars, &s->nscalars, scalar_item);
   }
   return MBS_OK;
 }
