@@ -143,8 +143,6 @@ static int level_feet(const mbs_osim_model* m, mbs_state* st, const int ankle[2]
   return rc;
 }
 
-// the generalized forces on the pelvis's height and tilt that hold the body at rest (zero
-// when the contact balances gravity)
 // what the static solution works on: the model and State, the pelvis's height and tilt
 // (coordinates q, their q indices qi), and the inverse dynamics' buffers
 typedef struct balance {
@@ -156,6 +154,8 @@ typedef struct balance {
   const unsigned char* skip;  // mbs_posture_subject_skip
 } balance;
 
+// the generalized forces on the pelvis's height and tilt that hold the body at rest (zero
+// when the contact balances gravity)
 static int pelvis_unbalance(const balance* B, double g[2], mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(B->m);
   int rc;
@@ -192,8 +192,8 @@ static int balance_height(const balance* B, double y_top, double tilt, double g[
   return MBS_OK;
 }
 
-static int foot_spheres(const mbs_system* sys, mbs_state* st, double* lo_x, double* hi_x,
-                        double* lowest, mbs_error* err);
+static int foot_spheres(const mbs_system* sys, mbs_state* st, const unsigned char* skip,
+                        double* lo_x, double* hi_x, double* lowest, mbs_error* err);
 
 static int settle_solve(const balance* B, mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(B->m);
@@ -249,7 +249,7 @@ static int settle_solve(const balance* B, mbs_error* err) {
     mbs_error e2;
     char where[160] = "";
     if (com_and_ankles(B->m, st, B->skip, c, ankle) == MBS_OK &&
-        foot_spheres(sys, st, &lo, &hi, &lowest, &e2) == MBS_OK && hi > lo)
+        foot_spheres(sys, st, B->skip, &lo, &hi, &lowest, &e2) == MBS_OK && hi > lo)
       snprintf(where, sizeof where, " (%.1f cm ahead of the rearmost sphere, %.0f %% of the "
                "way to the foremost)", 100 * (c[0] - lo), 100 * (c[0] - lo) / (hi - lo));
     return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture",
@@ -341,18 +341,18 @@ static int settle_statically(const mbs_osim_model* m, mbs_state* st, const unsig
   return rc;
 }
 
-// the contact spheres on the human's bodies (not Ground, not the platform), the State at
-// Position stage: the smallest and largest Ground x of their centres and the lowest point of any
-// of them; an error when there are none
-static int foot_spheres(const mbs_system* sys, mbs_state* st, double* lo_x, double* hi_x,
-                        double* lowest, mbs_error* err) {
+// the contact spheres on the subject's bodies (not Ground, not those skip flags: the platform),
+// the State at Position stage: the smallest and largest Ground x of their centres and the lowest
+// point of any of them; an error when there are none
+static int foot_spheres(const mbs_system* sys, mbs_state* st, const unsigned char* skip,
+                        double* lo_x, double* hi_x, double* lowest, mbs_error* err) {
   *lo_x = *lowest = INFINITY;
   *hi_x = -INFINITY;
   const double* prm = mbs_state_params(st);
   for (int g = 0; g < mbs_system_ncontact_geometry(sys); g++) {
     if (mbs_contact_geometry_type(sys, g) != MBS_GEOM_SPHERE) continue;
     const int b = mbs_contact_geometry_body(sys, g);
-    if (b <= 0 || !strcmp(mbs_body_name(sys, b), "platform")) continue;
+    if (b <= 0 || skip[b]) continue;
     const char* gname = mbs_contact_geometry_name(sys, g);
     char path[256];
     snprintf(path, sizeof path, "/contactgeometryset/%s/radius", gname);
@@ -426,7 +426,7 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
       if (idx[j] >= 0) set_q(m, st, idx[j], 0);
     if ((rc = com_and_ankles(m, st, skip, com, ankle)) == MBS_OK) {
       double lowest_unused;
-      rc = foot_spheres(sys, st, &lo_x, &hi_x, &lowest_unused, err);
+      rc = foot_spheres(sys, st, skip, &lo_x, &hi_x, &lowest_unused, err);
       target = lo_x + MBS_POSTURE_COM_FRACTION * (hi_x - lo_x) - ankle[0];
     }
   }
@@ -467,7 +467,7 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
   // lower the body until its lowest sphere touches the platform (y = 0)
   if (rc == MBS_OK) rc = mbs_realize_dynamics(sys, st);
   double lowest = INFINITY, x_unused[2];
-  if (rc == MBS_OK) rc = foot_spheres(sys, st, &x_unused[0], &x_unused[1], &lowest, err);
+  if (rc == MBS_OK) rc = foot_spheres(sys, st, skip, &x_unused[0], &x_unused[1], &lowest, err);
   if (rc == MBS_OK && isfinite(lowest)) {
     const double y = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
     set_q(m, st, pelvis_ty, y - lowest);
