@@ -119,7 +119,6 @@ static char* dup_str(const char* s) {
   return r;
 }
 
-
 static const char* base_name(const char* path) {
   const char* s = strrchr(path, '/');
   return s ? s + 1 : path;
@@ -153,7 +152,8 @@ static void warn_at(mbs_osim_model* m, int line, const char* kind, const char* n
   va_start(ap, f);
   vsnprintf(msg, sizeof(msg), f, ap);
   va_end(ap);
-  char* w = mbs_format_string("%s:%d: %s '%s': %s", base_name(m->path), line, kind, name ? name : "", msg);
+  char* w = mbs_format_string("%s:%d: %s '%s': %s", base_name(m->path), line, kind,
+                              name ? name : "", msg);
   if (!w || !GROW(m->warning, m->cap_warning, m->nwarning + 1)) {
     free(w);
     return;
@@ -802,8 +802,8 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
       if (sa->function < 0) return sys_fail(m, line_of(ta), r->kind, r->name);
       continue;
     }
-    sa->function = add_function(m, fn, keep(m, mbs_format_string("%s/%s", r->name, axes[a])), r->kind,
-                                r->name);
+    sa->function = add_function(m, fn, keep(m, mbs_format_string("%s/%s", r->name, axes[a])),
+                                r->kind, r->name);
     if (sa->function < 0) return sa->function;
   }
   for (int k = 0; k < nc; k++)
@@ -1038,8 +1038,8 @@ static int read_constraints(mbs_osim_model* m, xmlNodePtr model) {
       if (f < 0) return f;
       c.function = f;
       if (scale != 1) {  // OpenSim: dependent = scale * f(independent)
-        mbs_function_spec ms = {MBS_FUNC_MULTIPLIER, keep(m, mbs_format_string("%s/scaled", nm)), 0, NULL,
-                                NULL, NULL, scale, f};
+        char* sname = keep(m, mbs_format_string("%s/scaled", nm));
+        mbs_function_spec ms = {MBS_FUNC_MULTIPLIER, sname, 0, NULL, NULL, NULL, scale, f};
         c.function = mbs_system_add_function(m->sys, &ms);
         if (c.function < 0) return sys_fail(m, line, kind, nm);
       }
@@ -1074,8 +1074,8 @@ static int coordinate_constraints(mbs_osim_model* m, xmlNodePtr model) {
       continue;
     }
     if (c->locked) {
-      mbs_constraint_spec s =
-          mbs_constraint_spec_default(MBS_CON_LOCKED_COORDINATE, keep(m, mbs_format_string("%s_locked", c->name)));
+      mbs_constraint_spec s = mbs_constraint_spec_default(
+          MBS_CON_LOCKED_COORDINATE, keep(m, mbs_format_string("%s_locked", c->name)));
       s.coordinate = (mbs_coordinate_ref){c->body, c->axis};
       s.value = c->default_value;
       if (mbs_system_add_constraint(m->sys, &s) < 0) return sys_fail(m, 0, "Coordinate", c->name);
@@ -1102,8 +1102,8 @@ static int prescribed_coordinates(mbs_osim_model* m, xmlNodePtr model) {
                 "prescribed without a prescribed_function; it is free");
         continue;
       }
-      const int f = add_function(m, fn, keep(m, mbs_format_string("%s/prescribed", c->name)), "Coordinate",
-                                 c->name);
+      const int f = add_function(m, fn, keep(m, mbs_format_string("%s/prescribed", c->name)),
+                                 "Coordinate", c->name);
       if (f < 0) return f;
       mbs_constraint_spec s = mbs_constraint_spec_default(
           MBS_CON_PRESCRIBED_MOTION, keep(m, mbs_format_string("%s_prescribed", c->name)));
@@ -1187,8 +1187,9 @@ static int read_path(mbs_osim_model* m, mbs_osim_record* r, xmlNodePtr path, con
         if (!fn) continue;
         const char* cn = text_of(m, child(p, cf[k]));
         q->location_coordinate[k] = mbs_osim_find_coordinate(m, cn ? base_name(cn) : "");
-        q->location_function[k] = add_function(
-            m, fn, keep(m, mbs_format_string("%s/%s/%s", r->name, q->name, lf[k])), tag(p), q->name);
+        q->location_function[k] =
+            add_function(m, fn, keep(m, mbs_format_string("%s/%s/%s", r->name, q->name, lf[k])),
+                         tag(p), q->name);
         if (q->location_function[k] < 0) return q->location_function[k];
         if (q->location_coordinate[k] >= 0) {
           // value at the default pose, for a first look
@@ -1375,8 +1376,8 @@ static int control_function_for(mbs_osim_model* m, const control_fn* cf, int ncf
                                  const char* actuator, const char* kind) {
   for (int i = 0; i < ncf; i++)
     if (!strcmp(cf[i].actuator, actuator))
-      return add_function(m, cf[i].function, keep(m, mbs_format_string("%s/control", actuator)), kind,
-                          actuator);
+      return add_function(m, cf[i].function, keep(m, mbs_format_string("%s/control", actuator)),
+                          kind, actuator);
   return -1;
 }
 
@@ -1722,7 +1723,8 @@ static int read_external_loads(mbs_osim_model* m, const char* xml) {
     goto done;
   }
   const char* slash = strrchr(xml, '/');
-  data = df[0] == '/' || !slash ? dup_str(df) : mbs_format_string("%.*s/%s", (int)(slash - xml), xml, df);
+  data = df[0] == '/' || !slash ? dup_str(df)
+                                : mbs_format_string("%.*s/%s", (int)(slash - xml), xml, df);
   mbs_error terr;
   if (!data || mbs_table_read(data, &t, &terr) != MBS_OK) {
     rc = mbs_error_set(m->err, data ? terr.code : MBS_ERR_NO_MEMORY, "mbs_osim_read",
