@@ -56,7 +56,6 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-
 //---------------------------------- the study's plan -------------------------------------------
 
 enum { P_SYSTEM = 0, P_COORD_VALUE, P_COORD_SPEED, P_POSTURE };
@@ -370,7 +369,8 @@ static int plan_params(study* S, mbs_error* err) {
     const mbs_spec_parameter* p = &sp->params[i - first];
     param_plan* q = &S->par[i];
     q->is_scale = p->is_scale;
-    q->name = p->component ? mbs_format_string("%s[%d]", p->path, p->component) : mbs_format_string("%s", p->path);
+    q->name = p->component ? mbs_format_string("%s[%d]", p->path, p->component)
+                           : mbs_format_string("%s", p->path);
     S->dist[i] = p->dist;
     char what[300];
     snprintf(what, sizeof(what), "parameter '%s'", q->name ? q->name : p->path);
@@ -526,10 +526,9 @@ static int plan_outputs(study* S, mbs_error* err) {
         ok = all && !mbs_get_contact_reports(sys, st, f, all, npair, &n2);
         for (int k = 0; ok && k < npair; k++)
           for (int j = 0; j < 7; j++)
-            ok = ok && (comps[7 * k + j] = mbs_format_string("%s-%s/%s",
-                                                mbs_contact_geometry_name(sys, all[k].geometry1),
-                                                mbs_contact_geometry_name(sys, all[k].geometry2),
-                                                field[j])) != NULL;
+            ok = ok && (comps[7 * k + j] = mbs_format_string(
+                            "%s-%s/%s", mbs_contact_geometry_name(sys, all[k].geometry1),
+                            mbs_contact_geometry_name(sys, all[k].geometry2), field[j])) != NULL;
         free(all);
       }
       mbs_state_destroy(st);
