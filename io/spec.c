@@ -976,8 +976,6 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
 // ---------------------------------------------------------------------------------------------
 // posture studies
 
-// a non-empty list of numbers in [lo, hi], or of names from `names` (values `name_values`),
-// no value twice
 #define MBS_SPEC_MAX_LEVELS 100000
 
 // a grid axis written as a range {from, to, step}: from, from + step, ... up to to (included
@@ -1014,6 +1012,8 @@ static int get_range(spec_ctx* c, field* f, const char* kp, double lo, double hi
   return MBS_OK;
 }
 
+// a non-empty list of numbers in [lo, hi], or of names from `names` (values `name_values`),
+// no value twice; or a range {from, to, step} of numbers (get_range)
 static int get_levels(spec_ctx* c, field* f, const char* kp, double lo, double hi,
                       const char* const* names, const double* name_values, int nnames,
                       double** out, int* n) {
