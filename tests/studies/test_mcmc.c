@@ -583,7 +583,8 @@ static void test_errors(void) {
   mbs_mcmc_ask(s, &b);
   EXPECT_TRUE(b.index == 0 && b.count == 6);
   EXPECT_TRUE(mbs_mcmc_tell(s, lp, 3, &err) == MBS_ERR_ARGUMENT);
-  for (int k = 0; k < 6; k++) lp[k] = -0.5 * (x0[2 * k] * x0[2 * k] + x0[2 * k + 1] * x0[2 * k + 1]);
+  for (int k = 0; k < 6; k++)
+    lp[k] = -0.5 * (x0[2 * k] * x0[2 * k] + x0[2 * k + 1] * x0[2 * k + 1]);
   EXPECT_OK(mbs_mcmc_tell(s, lp, 6, &err));
   EXPECT_NEAR(mbs_mcmc_walker_logp(s)[4], lp[4], 0);
 
