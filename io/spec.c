@@ -696,8 +696,8 @@ static int read_distribution(spec_ctx* c, struct fy_node* n, int line, const cha
   return MBS_OK;
 }
 
-static const char* const param_keys[] = {"path", "distribution", "scale"};
-enum { PAR_PATH, PAR_DIST, PAR_SCALE, PAR_N };
+static const char* const param_keys[] = {"path", "distribution", "scale", "initial"};
+enum { PAR_PATH, PAR_DIST, PAR_SCALE, PAR_INITIAL, PAR_N };
 
 // parameter p (after the `nprev` before it)
 static int read_parameter(spec_ctx* c, struct fy_node* n, int line, const char* kp,
@@ -752,9 +752,20 @@ static int read_parameter(spec_ctx* c, struct fy_node* n, int line, const char* 
     return fail(c, MBS_ERR_PARSE, f[PAR_SCALE].line, sub,
                 "give either distribution (the value) or scale (a factor), not both");
   }
-  if (!f[PAR_DIST].present && !f[PAR_SCALE].present)
-    return fail(c, MBS_ERR_PARSE, p->line, kp,
-                "needs distribution (the value) or scale (a factor on the model's value)");
+  p->initial = NAN;
+  if (f[PAR_INITIAL].present) {
+    kp_key(sub, kp, "initial");
+    if ((rc = get_number(c, f[PAR_INITIAL].value, f[PAR_INITIAL].line, sub, &p->initial)))
+      return rc;
+    p->initial_line = f[PAR_INITIAL].line;
+  }
+  // without either, the parameter has the model's value as its nominal value (local
+  // sensitivity); the study types that draw values refuse it when they plan
+  p->has_dist = f[PAR_DIST].present || f[PAR_SCALE].present;
+  if (!p->has_dist) {
+    p->dist = (mbs_distribution){.type = MBS_DIST_CONSTANT, .a = NAN};
+    return MBS_OK;
+  }
   const int which = f[PAR_DIST].present ? PAR_DIST : PAR_SCALE;
   p->is_scale = which == PAR_SCALE;
   kp_key(sub, kp, param_keys[which]);
@@ -1376,11 +1387,14 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
 // ---------------------------------------------------------------------------------------------
 // the document
 
-static const char* const top_keys[] = {"model",    "external_loads", "simulation", "parameters",
-                                       "outputs",  "sampling",       "execution",  "output",
-                                       "posture"};
+static const char* const top_keys[] = {
+    "model",   "external_loads", "simulation", "parameters",  "outputs", "sampling",
+    "execution", "output",       "posture",    "sensitivity", "fit",     "calibration",
+    "cohort"};
 enum { TOP_MODEL, TOP_LOADS, TOP_SIM, TOP_PARAMS, TOP_OUTPUTS, TOP_SAMPLING, TOP_EXEC, TOP_OUTPUT,
-       TOP_POSTURE, TOP_N };
+       TOP_POSTURE, TOP_SENSITIVITY, TOP_FIT, TOP_CALIBRATION, TOP_COHORT, TOP_N };
+// the sections whose contents the study types read themselves (mbs_spec_section)
+enum { TOP_FIRST_SECTION = TOP_SENSITIVITY };
 
 static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   field f[TOP_N];
@@ -1388,8 +1402,7 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   int rc = read_map(c, root, line, "", top_keys, TOP_N, f);
   if (rc) return rc;
   for (int k = 0; k < TOP_N; k++) {
-    if (k == TOP_MODEL || k == TOP_SIM || (k == TOP_SAMPLING && !f[TOP_POSTURE].present) ||
-        k == TOP_OUTPUT) {
+    if (k == TOP_MODEL || k == TOP_OUTPUT) {
       if (!f[k].present) return missing(c, line, "", top_keys[k]);
     }
   }
@@ -1405,7 +1418,28 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
       return fail(c, MBS_ERR_ARGUMENT, f[TOP_LOADS].line, "external_loads",
                   "applies to .osim models only; '%.60s' is a built-in model", s->model);
   }
-  if ((rc = read_simulation(c, s, f[TOP_SIM].value, f[TOP_SIM].line))) return rc;
+  // a simulation: required by the models that simulate (checked when the study is planned;
+  // the test functions evaluate a formula)
+  s->has_simulation = f[TOP_SIM].present;
+  if (s->has_simulation) {
+    if ((rc = read_simulation(c, s, f[TOP_SIM].value, f[TOP_SIM].line))) return rc;
+  } else {
+    s->duration = s->output_interval = 1;
+    s->accuracy = 1e-3;
+    s->integrator = strdup("rk_merson");
+    if (!s->integrator) return no_memory(c, line, "simulation");
+  }
+  for (int k = TOP_FIRST_SECTION; k < TOP_N; k++) {
+    if (!f[k].present) continue;
+    mbs_spec_section* sec = &s->sections[s->nsections++];
+    sec->name = top_keys[k];
+    sec->node = f[k].value;
+    sec->line = f[k].line;
+    sec->spec = s;
+    snprintf(sec->kp, sizeof(sec->kp), "%s", top_keys[k]);
+    if (is_null(f[k].value) || fy_node_get_type(f[k].value) != FYNT_MAPPING)
+      return expected(c, f[k].value, f[k].line, top_keys[k], "a mapping");
+  }
   if (f[TOP_PARAMS].present &&
       (rc = read_parameters(c, s, f[TOP_PARAMS].value, f[TOP_PARAMS].line)))
     return rc;
@@ -1416,9 +1450,11 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   if (f[TOP_POSTURE].present &&
       (rc = read_posture(c, s, f[TOP_POSTURE].value, f[TOP_POSTURE].line)))
     return rc;
+  s->has_sampling = f[TOP_SAMPLING].present;
+  s->sampling_line = f[TOP_SAMPLING].line;
   if (f[TOP_SAMPLING].present) {
     if ((rc = read_sampling(c, s, f[TOP_SAMPLING].value, f[TOP_SAMPLING].line))) return rc;
-  } else {  // a posture study without a sampling section: the grid
+  } else if (f[TOP_POSTURE].present) {  // a posture study without a sampling section: the grid
     s->method = MBS_DESIGN_GRID;
     if ((rc = check_grid(c, s, 0, f[TOP_POSTURE].line))) return rc;
   }
@@ -1508,6 +1544,14 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
   rc = read_root(c, s, root);
 
 done:
+  // the document stays with the spec while it has sections that the study types read
+  if (rc == MBS_OK && s->nsections > 0) {
+    s->yaml_parser = parser;
+    s->yaml_doc = doc;
+    s->yaml_diag = diag;
+    *out = s;
+    return MBS_OK;
+  }
   if (doc) fy_parse_document_destroy(parser, doc);
   if (parser) fy_parser_destroy(parser);
   if (diag) fy_diag_destroy(diag);
@@ -1559,6 +1603,10 @@ int mbs_spec_read(const char* path, mbs_study_spec** out, mbs_error* err) {
 
 void mbs_spec_free(mbs_study_spec* s) {
   if (!s) return;
+  if (s->yaml_doc) fy_parse_document_destroy(s->yaml_parser, s->yaml_doc);
+  if (s->yaml_parser) fy_parser_destroy(s->yaml_parser);
+  if (s->yaml_diag) fy_diag_destroy(s->yaml_diag);
+
   free(s->path);
   free(s->text);
   free(s->model);
@@ -1600,4 +1648,276 @@ void mbs_spec_free(mbs_study_spec* s) {
     free(s->posture);
   }
   free(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sections read by the study types
+
+const mbs_spec_section* mbs_spec_find_section(const mbs_study_spec* s, const char* name) {
+  for (int i = 0; s && i < s->nsections; i++)
+    if (!strcmp(s->sections[i].name, name)) return &s->sections[i];
+  return NULL;
+}
+
+// the key's value and line in the section's mapping (value NULL when absent)
+static field sec_field(const mbs_spec_section* s, const char* key) {
+  field f = {NULL, s->line, 0};
+  struct fy_node_pair* p =
+      fy_node_mapping_lookup_pair_by_string((struct fy_node*)s->node, key, FY_NT);
+  if (!p) return f;
+  f.value = fy_node_pair_value(p);
+  f.line = node_line(fy_node_pair_key(p), s->line);
+  f.present = 1;
+  return f;
+}
+
+#define SEC_CTX(s, err)                                       \
+  spec_ctx ctx_ = {(s)->spec ? (s)->spec->path : "<spec>", (err)}; \
+  spec_ctx* c = &ctx_
+
+int mbs_spec_section_keys(const mbs_spec_section* s, const char* const* keys, int n,
+                          mbs_error* err) {
+  SEC_CTX(s, err);
+  field* f = calloc((size_t)n + 1, sizeof(*f));
+  if (!f) return no_memory(c, s->line, s->kp);
+  const int rc = read_map(c, (struct fy_node*)s->node, s->line, s->kp, keys, n, f);
+  free(f);
+  return rc;
+}
+
+int mbs_spec_section_has(const mbs_spec_section* s, const char* key) {
+  return sec_field(s, key).present;
+}
+
+int mbs_spec_section_line(const mbs_spec_section* s, const char* key) {
+  return sec_field(s, key).line;
+}
+
+int mbs_spec_section_fail(const mbs_spec_section* s, const char* key, int code, mbs_error* err,
+                          const char* fmt, ...) {
+  SEC_CTX(s, err);
+  char what[MBS_ERROR_MESSAGE_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  char sub[KP_LEN];
+  if (key) kp_key(sub, s->kp, key);
+  else snprintf(sub, sizeof(sub), "%s", s->kp);
+  return fail(c, code, key ? sec_field(s, key).line : s->line, sub, "%s", what);
+}
+
+int mbs_spec_section_number(const mbs_spec_section* s, const char* key, double dflt, double lo,
+                            int lo_open, double hi, int hi_open, double* out, mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  if (!f.present) {
+    if (isnan(dflt)) return missing(c, s->line, s->kp, key);
+    *out = dflt;
+    return MBS_OK;
+  }
+  double v;
+  int rc = get_number(c, f.value, f.line, sub, &v);
+  if (rc) return rc;
+  const int below = !isnan(lo) && (lo_open ? !(v > lo) : !(v >= lo));
+  const int above = !isnan(hi) && (hi_open ? !(v < hi) : !(v <= hi));
+  if (below || above) {
+    char range[120];
+    if (isnan(hi)) snprintf(range, sizeof(range), "%s %g", lo_open ? "above" : "at least", lo);
+    else if (isnan(lo)) snprintf(range, sizeof(range), "%s %g", hi_open ? "below" : "at most", hi);
+    else snprintf(range, sizeof(range), "%g .. %g%s", lo, hi,
+                  lo_open && hi_open ? " (both excluded)" : lo_open ? " (lower excluded)"
+                                                        : hi_open ? " (upper excluded)" : "");
+    return fail(c, MBS_ERR_ARGUMENT, f.line, sub, "%g is outside the allowed range (%s)", v,
+                range);
+  }
+  *out = v;
+  return MBS_OK;
+}
+
+int mbs_spec_section_integer(const mbs_spec_section* s, const char* key, long dflt, long lo,
+                             long hi, long* out, mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  if (!f.present) {
+    if (dflt == LONG_MIN) return missing(c, s->line, s->kp, key);
+    *out = dflt;
+    return MBS_OK;
+  }
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  return get_integer(c, f.value, f.line, sub, lo, hi, out);
+}
+
+int mbs_spec_section_bool(const mbs_spec_section* s, const char* key, int dflt, int* out,
+                          mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  if (!f.present) {
+    *out = dflt;
+    return MBS_OK;
+  }
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  return get_bool(c, f.value, f.line, sub, out);
+}
+
+int mbs_spec_section_string(const mbs_spec_section* s, const char* key, const char* dflt,
+                            int path, char** out, mbs_error* err) {
+  SEC_CTX(s, err);
+  field f = sec_field(s, key);
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  *out = NULL;
+  if (!f.present) {
+    if (!dflt) return missing(c, s->line, s->kp, key);
+    *out = path ? resolve_path(s->spec->path, dflt) : strdup(dflt);
+    return *out ? MBS_OK : no_memory(c, s->line, sub);
+  }
+  if (path) return get_path(c, s->spec->path, &f, sub, out);
+  return get_string(c, f.value, f.line, sub, out);
+}
+
+int mbs_spec_section_choice(const mbs_spec_section* s, const char* key,
+                            const char* const* names, int n, int dflt, int* out,
+                            mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  if (!f.present) {
+    if (dflt < 0) return missing(c, s->line, s->kp, key);
+    *out = dflt;
+    return MBS_OK;
+  }
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  char* v = NULL;
+  int rc = get_string(c, f.value, f.line, sub, &v);
+  if (rc) return rc;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v, names[i])) {
+      free(v);
+      *out = i;
+      return MBS_OK;
+    }
+  char list[256];
+  key_list(names, n, list, sizeof(list));
+  rc = fail(c, MBS_ERR_ARGUMENT, f.line, sub, "unknown value '%.60s' (%s)", v, list);
+  free(v);
+  return rc;
+}
+
+int mbs_spec_section_numbers(const mbs_spec_section* s, const char* key, double** out, int* n,
+                             mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  *out = NULL;
+  *n = 0;
+  if (!f.present) return missing(c, s->line, s->kp, key);
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  if (!is_list(f.value)) {
+    double v;
+    int rc = get_number(c, f.value, f.line, sub, &v);
+    if (rc) return rc;
+    if (!(*out = malloc(sizeof(double)))) return no_memory(c, f.line, sub);
+    **out = v;
+    *n = 1;
+    return MBS_OK;
+  }
+  const int m = fy_node_sequence_item_count(f.value);
+  if (m < 1) return fail(c, MBS_ERR_ARGUMENT, f.line, sub, "is an empty list");
+  double* v = malloc((size_t)m * sizeof(double));
+  if (!v) return no_memory(c, f.line, sub);
+  for (int i = 0; i < m; i++) {
+    char item[KP_LEN];
+    kp_index(item, sub, i);
+    struct fy_node* it = fy_node_sequence_get_by_index(f.value, i);
+    const int rc = get_number(c, it, node_line(it, f.line), item, &v[i]);
+    if (rc) {
+      free(v);
+      return rc;
+    }
+  }
+  *out = v;
+  *n = m;
+  return MBS_OK;
+}
+
+int mbs_spec_section_names(const mbs_spec_section* s, const char* key, char*** out, int* n,
+                           mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  *out = NULL;
+  *n = 0;
+  if (!f.present) return missing(c, s->line, s->kp, key);
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  const int m = is_list(f.value) ? fy_node_sequence_item_count(f.value) : 1;
+  if (m < 1) return fail(c, MBS_ERR_ARGUMENT, f.line, sub, "is an empty list");
+  char** v = calloc((size_t)m, sizeof(char*));
+  if (!v) return no_memory(c, f.line, sub);
+  int rc = MBS_OK;
+  for (int i = 0; i < m && !rc; i++) {
+    char item[KP_LEN];
+    kp_index(item, sub, i);
+    struct fy_node* it = is_list(f.value) ? fy_node_sequence_get_by_index(f.value, i) : f.value;
+    rc = get_string(c, it, node_line(it, f.line), is_list(f.value) ? item : sub, &v[i]);
+  }
+  if (rc) {
+    for (int i = 0; i < m; i++) free(v[i]);
+    free(v);
+    return rc;
+  }
+  *out = v;
+  *n = m;
+  return MBS_OK;
+}
+
+int mbs_spec_section_sub(const mbs_spec_section* s, const char* key, mbs_spec_section* out,
+                         mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  if (!f.present) return missing(c, s->line, s->kp, key);
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  if (is_null(f.value) || fy_node_get_type(f.value) != FYNT_MAPPING)
+    return expected(c, f.value, f.line, sub, "a mapping");
+  *out = *s;
+  out->node = f.value;
+  out->line = f.line;
+  snprintf(out->kp, sizeof(out->kp), "%s", sub);
+  return MBS_OK;
+}
+
+int mbs_spec_section_count(const mbs_spec_section* s, const char* key, int* n, mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  *n = 0;
+  if (!f.present) return MBS_OK;
+  char sub[KP_LEN];
+  kp_key(sub, s->kp, key);
+  if (!is_list(f.value)) return expected(c, f.value, f.line, sub, "a list");
+  *n = fy_node_sequence_item_count(f.value);
+  return MBS_OK;
+}
+
+int mbs_spec_section_item(const mbs_spec_section* s, const char* key, int i,
+                          mbs_spec_section* out, mbs_error* err) {
+  SEC_CTX(s, err);
+  const field f = sec_field(s, key);
+  char sub[KP_LEN], item[KP_LEN];
+  kp_key(sub, s->kp, key);
+  if (!is_list(f.value) || i < 0 || i >= fy_node_sequence_item_count(f.value))
+    return expected(c, f.value, f.line, sub, "a list");
+  struct fy_node* it = fy_node_sequence_get_by_index(f.value, i);
+  kp_index(item, sub, i);
+  if (is_null(it) || fy_node_get_type(it) != FYNT_MAPPING)
+    return expected(c, it, node_line(it, f.line), item, "a mapping");
+  *out = *s;
+  out->node = it;
+  out->line = node_line(it, f.line);
+  snprintf(out->kp, sizeof(out->kp), "%s", item);
+  return MBS_OK;
 }

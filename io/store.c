@@ -938,6 +938,39 @@ int mbs_store_write_sample(mbs_store* s, const mbs_store_sample* x, mbs_error* e
   return MBS_OK;
 }
 
+int mbs_store_truncate(mbs_store* s, long n, mbs_error* err) {
+  if (!s) return MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no store");
+  const char* path = s->path;
+  if (n < 1 || n > s->nsamples || n <= s->last)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot end the sample axis at %ld "
+                    "samples (it holds %ld, the last written is %ld)", path, n, s->nsamples,
+                    s->last);
+  if (s->broken)
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: an earlier write failed; the file is incomplete",
+                    path);
+  if (n == s->nsamples) return MBS_OK;
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
+  s->nsamples = n;  // the buffered block is written up to the new end
+  int rc = s->dirty ? flush_block(s, err) : MBS_OK;
+  hid_t per_sample[] = {s->samples, s->params, s->code, s->message, s->wall, s->steps, s->done};
+  for (size_t i = 0; i < sizeof per_sample / sizeof per_sample[0] && !rc; i++) {
+    hsize_t dims[2] = {(hsize_t)n, (hsize_t)s->nparams};
+    if (H5Dset_extent(per_sample[i], dims) < 0) rc = mbs_h5_fail(err, path, "shorten the sample axis");
+  }
+  for (int k = 0; k < s->nq && !rc; k++) {
+    if (!s->q[k].created) continue;  // made at close with the new count
+    hsize_t dims[3] = {(hsize_t)n, (hsize_t)s->nframes, (hsize_t)s->q[k].ncomp};
+    if (H5Dset_extent(s->q[k].dset, dims) < 0) rc = mbs_h5_fail(err, path, "shorten '%s'", s->q[k].name);
+  }
+  for (int k = 0; k < s->nsc && !rc; k++) {
+    hsize_t dims[1] = {(hsize_t)n};
+    if (H5Dset_extent(s->sc[k].dset, dims) < 0) rc = mbs_h5_fail(err, path, "shorten '%s'", s->sc[k].name);
+  }
+  if (rc) s->broken = 1;
+  mbs_h5_quiet_end(qz);
+  return rc;
+}
+
 int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mbs_error* err) {
   if (!s || !key || !*key)
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no store or no attribute name");

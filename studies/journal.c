@@ -1,7 +1,9 @@
 // Journals of completed samples (journal.h).
 #include "journal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -267,4 +269,64 @@ void mbs_journal_close_reader(mbs_journal_reader* r) {
   free(r->traj);
   free(r->scalars);
   free(r);
+}
+
+//---------------------------------- the journal folder -----------------------------------------
+
+static int is_journal(const char* name, int* attempt) {
+  int a, r, t;
+  char tail[8];
+  if (sscanf(name, "j%d-r%d-t%d.bin%7s", &a, &r, &t, tail) == 3) {
+    *attempt = a;
+    return 1;
+  }
+  return 0;
+}
+
+static int cmp_str(const void* a, const void* b) {
+  return strcmp(*(char* const*)a, *(char* const*)b);
+}
+
+int mbs_journal_list(const char* dir, char*** out, int* n, int* max_attempt) {
+  *out = NULL;
+  *n = 0;
+  *max_attempt = -1;
+  DIR* d = opendir(dir);
+  if (!d) return errno == ENOENT ? MBS_OK : MBS_ERR_IO;
+  struct dirent* e;
+  int cap = 0;
+  while ((e = readdir(d))) {
+    int a;
+    if (!is_journal(e->d_name, &a)) continue;
+    if (a > *max_attempt) *max_attempt = a;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      char** p = realloc(*out, (size_t)cap * sizeof(char*));
+      if (!p) break;
+      *out = p;
+    }
+    char* path = mbs_format_string("%s/%s", dir, e->d_name);
+    if (path) (*out)[(*n)++] = path;
+  }
+  closedir(d);
+  if (*n) qsort(*out, (size_t)*n, sizeof(char*), cmp_str);
+  return MBS_OK;
+}
+
+void mbs_journal_free_list(char** v, int n) {
+  for (int i = 0; v && i < n; i++) free(v[i]);
+  free(v);
+}
+
+void mbs_journal_clear_dir(const char* dir) {
+  char** files;
+  int n, a;
+  if (mbs_journal_list(dir, &files, &n, &a) == MBS_OK) {
+    for (int i = 0; i < n; i++) remove(files[i]);
+    mbs_journal_free_list(files, n);
+  }
+  char* partial = mbs_format_string("%s/result.h5", dir);
+  if (partial) remove(partial);
+  free(partial);
+  rmdir(dir);
 }

@@ -51,6 +51,14 @@ mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout*
 int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out);
 void mbs_journal_close_reader(mbs_journal_reader* r);
 
+// The journal folder `<output>.parts/`: journals are named j<attempt>-r<rank>-t<thread>.bin.
+// The journal files of a folder, sorted by name (a missing folder: none); *max_attempt is the
+// largest attempt number found (-1: none). Free the list with mbs_journal_free_list.
+int mbs_journal_list(const char* dir, char*** out, int* n, int* max_attempt);
+void mbs_journal_free_list(char** v, int n);
+// remove a folder's journals and the folder (start over)
+void mbs_journal_clear_dir(const char* dir);
+
 // the 32-bit checksum of a record's payload
 uint32_t mbs_journal_checksum(const void* data, size_t n);
 

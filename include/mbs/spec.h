@@ -73,6 +73,10 @@ typedef struct mbs_spec_parameter {
   int component;               // index within a vector parameter (from "[k]"), else 0
   int is_scale;                // 1: the drawn value multiplies the model's value
   mbs_distribution dist;       // values owned by the spec
+  int has_dist;                // 0: neither distribution nor scale given (the model's value is
+                               // the nominal value; study types that draw values refuse it)
+  double initial;              // `initial:` (fitting, calibration, local sensitivity), or NAN
+  int initial_line;
   int line;                    // where it was given
 } mbs_spec_parameter;
 
@@ -179,6 +183,20 @@ typedef struct mbs_spec_posture {
   int line;
 } mbs_spec_posture;
 
+// A section of the spec whose contents a study type reads itself (sensitivity, fit,
+// calibration, cohort), or a mapping inside one: read it with the mbs_spec_section_* functions,
+// whose messages have the spec's form ("study.yaml:12: fit.targets[0].weight: -1 is negative").
+// A section is valid while its spec is.
+typedef struct mbs_spec_section {
+  const char* name;            // the top-level key ("fit")
+  void* node;                  // the YAML mapping (libfyaml)
+  int line;                    // the line of its key
+  const struct mbs_study_spec* spec;
+  char kp[200];                // its key path in messages ("fit.targets[0]")
+} mbs_spec_section;
+
+#define MBS_SPEC_MAX_SECTIONS 8
+
 typedef struct mbs_study_spec {
   char* path;                  // the spec file
   char* text;                  // its whole text (kept for provenance)
@@ -210,6 +228,14 @@ typedef struct mbs_study_spec {
   double checkpoint_interval;
   char* output;                // resolved against the spec's folder
   mbs_spec_posture* posture;   // a posture study, or NULL
+  int has_simulation;          // 0: no simulation section (defaults in the fields above)
+  int has_sampling;            // 0: no sampling section
+  int sampling_line;
+  mbs_spec_section sections[MBS_SPEC_MAX_SECTIONS];  // sensitivity, fit, calibration, cohort
+  int nsections;
+  void* yaml_parser;           // the parsed document, kept for the sections
+  void* yaml_doc;
+  void* yaml_diag;
 } mbs_study_spec;
 
 // Read and check a spec file. On failure *out is NULL and err says why.
@@ -217,6 +243,50 @@ int mbs_spec_read(const char* path, mbs_study_spec** out, mbs_error* err);
 // the same from text (path used in messages and to resolve relative paths)
 int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs_error* err);
 void mbs_spec_free(mbs_study_spec* s);
+
+// The section named `name` ("fit"), or NULL when the spec has none.
+const mbs_spec_section* mbs_spec_find_section(const mbs_study_spec* s, const char* name);
+
+// Reading a section. Every function names the section's key path, the key and its line in its
+// errors (MBS_ERR_PARSE for the form, MBS_ERR_ARGUMENT for values out of range). A key that is
+// absent gives the default; a default of NAN (numbers), LONG_MIN (integers) or NULL (strings)
+// makes the key required.
+// every key of the mapping among keys[0..n-1], each once
+int mbs_spec_section_keys(const mbs_spec_section* s, const char* const* keys, int n,
+                          mbs_error* err);
+int mbs_spec_section_has(const mbs_spec_section* s, const char* key);
+// the line of a key (the section's line when absent)
+int mbs_spec_section_line(const mbs_spec_section* s, const char* key);
+// a number in [lo, hi] (NAN bounds: none); lo_open/hi_open exclude the bound
+int mbs_spec_section_number(const mbs_spec_section* s, const char* key, double dflt, double lo,
+                            int lo_open, double hi, int hi_open, double* out, mbs_error* err);
+int mbs_spec_section_integer(const mbs_spec_section* s, const char* key, long dflt, long lo,
+                             long hi, long* out, mbs_error* err);
+int mbs_spec_section_bool(const mbs_spec_section* s, const char* key, int dflt, int* out,
+                          mbs_error* err);
+// one of names[0..n-1] (its index); dflt -1: required
+int mbs_spec_section_choice(const mbs_spec_section* s, const char* key,
+                            const char* const* names, int n, int dflt, int* out,
+                            mbs_error* err);
+// a new string (free it); with `path`, resolved against the spec file's folder
+int mbs_spec_section_string(const mbs_spec_section* s, const char* key, const char* dflt,
+                            int path, char** out, mbs_error* err);
+// a list of numbers (a new array, free it), or one number as a list of one
+int mbs_spec_section_numbers(const mbs_spec_section* s, const char* key, double** out, int* n,
+                             mbs_error* err);
+// a list of names (a new array of new strings; free each and the array), or one name
+int mbs_spec_section_names(const mbs_spec_section* s, const char* key, char*** out, int* n,
+                           mbs_error* err);
+// a mapping under `key` (required)
+int mbs_spec_section_sub(const mbs_spec_section* s, const char* key, mbs_spec_section* out,
+                         mbs_error* err);
+// a list of mappings under `key`: its length (0 when absent), and its item i
+int mbs_spec_section_count(const mbs_spec_section* s, const char* key, int* n, mbs_error* err);
+int mbs_spec_section_item(const mbs_spec_section* s, const char* key, int i,
+                          mbs_spec_section* out, mbs_error* err);
+// an error in the spec's form at the line of `key` (or of the section)
+int mbs_spec_section_fail(const mbs_spec_section* s, const char* key, int code, mbs_error* err,
+                          const char* fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,11 @@ typedef struct mbs_store_sample {
 // Samples must come in increasing index order.
 int mbs_store_write_sample(mbs_store* s, const mbs_store_sample* sample, mbs_error* err);
 
+// End the sample axis at n samples (n > the last index written, n <= the layout's nsamples):
+// a study whose sample count is known only at its end (an iterative driver) creates the file
+// with an upper bound and shortens it before closing. Unwritten chunks take no space.
+int mbs_store_truncate(mbs_store* s, long n, mbs_error* err);
+
 // Provenance known only at the end (end time, failure counts): more root attributes.
 int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mbs_error* err);
 

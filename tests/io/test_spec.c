@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <limits.h>
+
 #include "mbs/spec.h"
 #include "mbs_test.h"
 
@@ -353,7 +355,7 @@ static const broken_case broken[] = {
     // unknown keys, at the top and nested
     {57, 1, "output: out/results.h5\noutptu: x", MBS_ERR_PARSE, 58, "outptu",
      "unknown key (model, external_loads, simulation, parameters, outputs, sampling, "
-     "execution, output, posture)"},
+     "execution, output, posture, sensitivity, fit, calibration, cohort)"},
     {6, 1, "  acuracy: 1.0e-4", MBS_ERR_PARSE, 6, "simulation.acuracy",
      "unknown key (duration, accuracy, integrator, output_interval, max_wall_time, events)"},
     {12, 1, "      bodyy: pelvis", MBS_ERR_PARSE, 12, "simulation.events[0].bodyy",
@@ -406,7 +408,7 @@ static const broken_case broken[] = {
     {21, 1, "    distribution: {type: uniform, low: 0.8, high: 1.2}\n"
             "    scale: {type: constant, value: 1}",
      MBS_ERR_PARSE, 22, "parameters[0].scale", "not both"},
-    {21, 1, "    # nothing", MBS_ERR_PARSE, 20, "parameters[0]", "needs distribution"},
+    {21, 1, "    initial: heavy", MBS_ERR_PARSE, 21, "parameters[0].initial", "expected a number"},
     {19, 18, "parameters: {path: /a}", MBS_ERR_PARSE, 19, "parameters",
      "expected a list of parameters, got a mapping"},
     // simulation
@@ -777,7 +779,107 @@ static void test_posture(void) {
   }
 }
 
+// the sections that study types read themselves: values, defaults, and messages that name the
+// file, the line and the key path; a parameter without a distribution
+static void test_sections(void) {
+  const char* text =
+      "model: ishigami\n"                                   // 1
+      "parameters:\n"                                       // 2
+      "  - {path: /x1, initial: 0.5}\n"                     // 3
+      "  - path: /x2\n"                                     // 4
+      "    distribution: {type: uniform, low: 0, high: 1}\n"  // 5
+      "fit:\n"                                              // 6
+      "  method: cmaes\n"                                   // 7
+      "  population: 12\n"                                  // 8
+      "  tolerance: 1.0e-6\n"                               // 9
+      "  refine: true\n"                                    // 10
+      "  data: ref/block.sto\n"                             // 11
+      "  weights: [1, 2.5]\n"                               // 12
+      "  targets:\n"                                        // 13
+      "    - {scalar: y, value: 3}\n"                       // 14
+      "    - {scalar: r1, value: -1, weight: bad}\n"        // 15
+      "output: out.h5\n";                                   // 16
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+  mbs_error_clear(&err);
+  EXPECT_OK(mbs_spec_parse(text, "dir/fit.yaml", &s, &err));
+  if (!s) {
+    fprintf(stderr, "  %s\n", err.message);
+    return;
+  }
+  EXPECT_TRUE(!s->has_simulation && !s->has_sampling);
+  EXPECT_TRUE(s->nparams == 2 && !s->params[0].has_dist && s->params[1].has_dist);
+  EXPECT_NEAR(s->params[0].initial, 0.5, 0);
+  EXPECT_TRUE(s->params[0].initial_line == 3 && isnan(s->params[1].initial));
+  const mbs_spec_section* f = mbs_spec_find_section(s, "fit");
+  EXPECT_TRUE(f != NULL && f->line == 6 && mbs_spec_find_section(s, "cohort") == NULL);
+  if (!f) {
+    mbs_spec_free(s);
+    return;
+  }
+  static const char* const keys[] = {"method", "population", "tolerance", "refine", "data",
+                                     "weights", "targets"};
+  EXPECT_OK(mbs_spec_section_keys(f, keys, 7, &err));
+  EXPECT_TRUE(mbs_spec_section_keys(f, keys, 6, &err) == MBS_ERR_PARSE &&
+              strstr(err.message, "dir/fit.yaml:13: fit.targets: unknown key (method,") != NULL);
+  static const char* const methods[] = {"lm", "cmaes"};
+  int m = -1, refine = 0;
+  EXPECT_OK(mbs_spec_section_choice(f, "method", methods, 2, -1, &m, &err));
+  EXPECT_TRUE(m == 1);
+  EXPECT_TRUE(mbs_spec_section_choice(f, "method", methods, 1, -1, &m, &err) ==
+                  MBS_ERR_ARGUMENT &&
+              strstr(err.message, "fit.yaml:7: fit.method: unknown value 'cmaes' (lm)") != NULL);
+  long pop = 0, absent = 0;
+  EXPECT_OK(mbs_spec_section_integer(f, "population", 0, 2, 1000, &pop, &err));
+  EXPECT_TRUE(pop == 12);
+  EXPECT_OK(mbs_spec_section_integer(f, "restarts", 3, 0, 10, &absent, &err));
+  EXPECT_TRUE(absent == 3);
+  EXPECT_TRUE(mbs_spec_section_integer(f, "restarts", LONG_MIN, 0, 10, &absent, &err) ==
+                  MBS_ERR_PARSE && strstr(err.message, "fit.restarts: missing") != NULL);
+  EXPECT_TRUE(mbs_spec_section_integer(f, "population", 0, 20, 1000, &pop, &err) ==
+                  MBS_ERR_ARGUMENT && strstr(err.message, ":8: fit.population:") != NULL);
+  double tol = 0;
+  EXPECT_OK(mbs_spec_section_number(f, "tolerance", NAN, 0, 1, 1, 0, &tol, &err));
+  EXPECT_NEAR(tol, 1e-6, 0);
+  EXPECT_TRUE(mbs_spec_section_number(f, "tolerance", NAN, 1e-3, 0, NAN, 0, &tol, &err) ==
+                  MBS_ERR_ARGUMENT &&
+              strstr(err.message, ":9: fit.tolerance: 1e-06 is outside the allowed range "
+                                  "(at least 0.001)") != NULL);
+  EXPECT_OK(mbs_spec_section_bool(f, "refine", 0, &refine, &err));
+  EXPECT_TRUE(refine == 1);
+  char* data = NULL;
+  EXPECT_OK(mbs_spec_section_string(f, "data", NULL, 1, &data, &err));
+  EXPECT_TRUE(data && !strcmp(data, "dir/ref/block.sto"));
+  free(data);
+  double* w = NULL;
+  int nw = 0;
+  EXPECT_OK(mbs_spec_section_numbers(f, "weights", &w, &nw, &err));
+  EXPECT_TRUE(nw == 2 && w && w[1] == 2.5);
+  free(w);
+  int nt = 0;
+  EXPECT_OK(mbs_spec_section_count(f, "targets", &nt, &err));
+  EXPECT_TRUE(nt == 2);
+  mbs_spec_section t;
+  EXPECT_OK(mbs_spec_section_item(f, "targets", 1, &t, &err));
+  double wt = 0;
+  EXPECT_TRUE(mbs_spec_section_number(&t, "weight", 1, 0, 0, NAN, 0, &wt, &err) ==
+                  MBS_ERR_PARSE &&
+              strstr(err.message, "dir/fit.yaml:15: fit.targets[1].weight: expected a number") !=
+                  NULL);
+  EXPECT_TRUE(mbs_spec_section_fail(&t, "value", MBS_ERR_ARGUMENT, &err, "no %s", "good") ==
+                  MBS_ERR_ARGUMENT &&
+              strstr(err.message, "fit.yaml:15: fit.targets[1].value: no good") != NULL);
+  mbs_spec_free(s);
+  // a section that is not a mapping
+  s = NULL;
+  EXPECT_TRUE(mbs_spec_parse("model: m\nsensitivity: sobol\noutput: o.h5\n", "x.yaml", &s,
+                             &err) == MBS_ERR_PARSE &&
+              strstr(err.message, "x.yaml:2: sensitivity: expected a mapping") != NULL);
+  mbs_spec_free(s);
+}
+
 int main(void) {
+  test_sections();
   test_posture();
   test_complete();
   test_defaults();

@@ -1,0 +1,545 @@
+// Running a study (include/mbs/study.h, engine.h): the plan, the journal folder and resume,
+// then batch after batch over MPI ranks and OpenMP threads, and the result file.
+//
+// Every rank builds the plan; rank 0 alone talks to the driver's next_batch and absorb and
+// announces each batch to the other ranks. Inside a batch, the threads of every rank take
+// chunks of sample indices from the shared counter (scheduler.h) and append each completed
+// sample to their own journal (journal.h), which the merger (merge.h) on rank 0 reads into the
+// result file while the samples are computed. Between batches, every rank learns whether the
+// study was stopped or failed anywhere.
+#include <errno.h>
+#include <math.h>
+#include <mpi.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "journal.h"
+#include "mbs/study.h"
+#include "merge.h"
+#include "scheduler.h"
+
+//---------------------------------- signals ----------------------------------------------------
+
+static volatile sig_atomic_t g_stop = 0;
+
+static void on_signal(int sig) {
+  g_stop = sig;
+}
+
+void mbs_study_install_signal_handlers(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+int mbs_study_stop_requested(void) {
+  return g_stop != 0;
+}
+
+void mbs_study_options_default(mbs_study_options* o) {
+  memset(o, 0, sizeof(*o));
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int file_exists(const char* p) {
+  struct stat sb;
+  return stat(p, &sb) == 0;
+}
+
+// wait for MPI requests, sleeping between tests instead of spinning
+static void polite_wait(int n, MPI_Request* req) {
+  for (int done = 0;;) {
+    MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    const struct timespec pause = {0, 1000000};  // 1 ms
+    nanosleep(&pause, NULL);
+  }
+}
+
+//---------------------------------- the plan ---------------------------------------------------
+
+static int make_plan(mbs_plan* P, mbs_driver* D, mbs_error* err) {
+  const mbs_study_spec* spec = P->spec;
+  int rc = mbs_integrator_from_name(spec->integrator);
+  if (rc < 0)
+    return mbs_plan_fail(err, MBS_ERR_ARGUMENT, spec, 0, "unknown integrator '%s'",
+                         spec->integrator);
+  P->integrator = (mbs_integrator_type)rc;
+  rc = D->ops->load_model ? D->ops->load_model(D, P, err) : mbs_plan_load_model(P, err);
+  if (rc == MBS_OK && D->ops->axes) rc = D->ops->axes(D, P, err);
+  if (rc == MBS_OK) rc = mbs_plan_params(P, err);
+  if (rc == MBS_OK) rc = mbs_plan_outputs(P, err);
+  if (rc == MBS_OK) rc = D->ops->plan(D, P, err);
+  if (rc == MBS_OK) rc = mbs_plan_events_and_scalars(P, err);
+  if (rc == MBS_OK && P->nsamples < 1)
+    rc = mbs_plan_fail(err, MBS_ERR_ARGUMENT, spec, 0, "the study has no samples");
+  return rc;
+}
+
+//---------------------------------- journals and resume ----------------------------------------
+
+typedef struct run_state {
+  mbs_plan* P;
+  mbs_driver* D;
+  const mbs_study_options* o;
+  const char* parts;
+  unsigned char* done;   // bitmap of samples completed in earlier runs
+  long done_before, failed_before;
+  int attempt;
+  int use_mpi, rank, nranks, nthreads;
+  mbs_scheduler sched;
+  mbs_merger M;
+  int merger_running;
+  // the current batch (the same on every rank)
+  mbs_batch batch;
+  double* batch_params;  // a copy on every rank (iterative drivers)
+  long end;              // the end of the last batch: the study's count so far
+  int quit;              // 1: no more batches (done, stopped or failed)
+  int bad;               // this rank failed
+  mbs_error err;
+  double last_progress;
+} run_state;
+
+static int is_done(const run_state* R, long i) {
+  return (R->done[i >> 3] >> (i & 7)) & 1;
+}
+
+// mark the samples completed by earlier runs
+static int scan_journals(run_state* R, mbs_error* err) {
+  char** files;
+  int n, max_attempt;
+  if (mbs_journal_list(R->parts, &files, &n, &max_attempt))
+    return MBS_FAIL(err, MBS_ERR_IO, R->parts, "%s: cannot read: %s", R->parts, strerror(errno));
+  R->attempt = max_attempt + 1;
+  const mbs_journal_layout L = {R->P->fingerprint, R->P->np, R->P->frame_values, R->P->nscal};
+  mbs_journal_record rec;
+  for (int i = 0; i < n; i++) {
+    mbs_journal_reader* r = mbs_journal_open(files[i], &L, err);
+    if (!r) {
+      mbs_journal_free_list(files, n);
+      return err->code;
+    }
+    while (mbs_journal_next(r, &rec)) {
+      if (rec.index < 0 || rec.index >= R->P->nsamples) break;
+      unsigned char* byte = &R->done[rec.index >> 3];
+      const unsigned char bit = (unsigned char)(1u << (rec.index & 7));
+      if (*byte & bit) continue;
+      *byte |= bit;
+      R->done_before++;
+      if (rec.status != MBS_OK) R->failed_before++;
+    }
+    mbs_journal_close_reader(r);
+  }
+  mbs_journal_free_list(files, n);
+  return MBS_OK;
+}
+
+//---------------------------------- batches ----------------------------------------------------
+
+// rank 0: the driver's next batch, the shared counter at its start, the merger told; then
+// every rank gets it (one thread per rank)
+static void issue_batch(run_state* R) {
+  const mbs_plan* P = R->P;
+  long head[3] = {0, 0, 0};  // first, count, flags (1 explicit parameters, 2 failed)
+  if (R->rank == 0 && !R->quit && R->bad) head[2] = 2;
+  if (R->rank == 0 && !R->quit && !R->bad) {
+    mbs_batch b = {R->end, 0, NULL};
+    int rc = MBS_OK;
+    if (R->D->ops->iterative) {
+      rc = R->D->ops->next_batch(R->D, P, &b, &R->err);
+    } else if (R->end == 0) {  // one-shot: all samples at once
+      b.count = P->nsamples;
+    }
+    if (rc == MBS_OK && b.count > 0 &&
+        (b.first != R->end || b.first + b.count > P->nsamples ||
+         (R->D->ops->iterative && !b.params)))
+      rc = MBS_FAIL(&R->err, MBS_ERR_INTERNAL, "study",
+                    "driver '%s': batch [%ld, %ld) does not follow [0, %ld) within %ld samples",
+                    R->D->ops->name, b.first, b.first + b.count, R->end, P->nsamples);
+    if (rc == MBS_OK && b.params && b.count > 0) {
+      double* p = realloc(R->batch_params, (size_t)b.count * (size_t)P->np * sizeof(double) + 8);
+      if (!p) {
+        rc = MBS_FAIL(&R->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+      } else {
+        R->batch_params = p;
+        memcpy(p, b.params, (size_t)b.count * (size_t)P->np * sizeof(double));
+      }
+    }
+    if (rc == MBS_OK && b.count > 0) {
+      mbs_scheduler_reset(&R->sched, b.first);
+      if (R->merger_running) {
+        if (R->D->ops->absorb)
+          rc = mbs_merger_collect(&R->M, b.first, b.count, b.params ? R->batch_params : NULL,
+                                  &R->err);
+        mbs_merger_set_limit(&R->M, b.first + b.count);
+      }
+    }
+    if (rc != MBS_OK) {
+      R->bad = 1;
+      head[2] = 2;
+    } else {
+      head[0] = b.first;
+      head[1] = b.count;
+      head[2] = b.params ? 1 : 0;
+    }
+  }
+  if (R->use_mpi) {
+    MPI_Request req;
+    MPI_Ibcast(head, 3, MPI_LONG, 0, MPI_COMM_WORLD, &req);
+    polite_wait(1, &req);
+  }
+  R->batch.first = head[0];
+  R->batch.count = head[1];
+  R->batch.params = NULL;
+  if (head[2] == 2) {
+    R->quit = 1;
+    R->batch.count = 0;
+    if (!R->bad) {
+      R->bad = 1;
+      MBS_FAIL(&R->err, MBS_ERR_INTERNAL, "study", "rank 0 failed; see its messages");
+    }
+    return;
+  }
+  if (R->batch.count == 0) {
+    R->quit = 1;
+    return;
+  }
+  if (head[2] == 1) {
+    const size_t n = (size_t)R->batch.count * (size_t)P->np;
+    int ok = 1;
+    if (R->rank != 0) {
+      double* p = realloc(R->batch_params, n * sizeof(double) + 8);
+      if (p) R->batch_params = p;
+      ok = p != NULL;
+    }
+    if (R->use_mpi) {  // (every rank takes part, even one short of memory: it then quits)
+      double* buf = ok ? R->batch_params : malloc(n * sizeof(double) + 8);
+      MPI_Request req;
+      MPI_Ibcast(buf, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req);
+      polite_wait(1, &req);
+      if (!ok) free(buf);
+    }
+    if (!ok) {  // no work on this rank; every rank learns it at the end of the batch
+      R->bad = 1;
+      MBS_FAIL(&R->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+      return;
+    }
+    R->batch.params = R->batch_params;
+  }
+}
+
+// after a batch (one thread per rank): did any rank stop or fail? rank 0 gives the batch to the
+// driver
+static void end_batch(run_state* R) {
+  int flags[2] = {g_stop != 0, R->bad};
+  if (R->use_mpi) {
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    polite_wait(1, &req);
+  }
+  if (flags[0] || flags[1]) {
+    R->quit = 1;
+    if (flags[1] && !R->bad) {
+      R->bad = 1;
+      MBS_FAIL(&R->err, MBS_ERR_INTERNAL, "study", "another rank failed; see its messages");
+    }
+    return;
+  }
+  R->end = R->batch.first + R->batch.count;
+  if (R->rank == 0 && R->D->ops->absorb && R->merger_running) {
+    int rc = mbs_merger_wait(&R->M, R->end, &R->err);
+    if (rc == MBS_OK) {
+      const mbs_batch_results b = mbs_merger_batch(&R->M);
+      rc = R->D->ops->absorb(R->D, R->P, &b, &R->err);
+    }
+    if (rc != MBS_OK) R->bad = 1;
+  }
+  // (a failure of rank 0 here reaches the others with the next batch)
+}
+
+//---------------------------------- the run ----------------------------------------------------
+
+int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
+                  mbs_study_result* result, mbs_error* err) {
+  mbs_study_options dflt;
+  if (!opt) {
+    mbs_study_options_default(&dflt);
+    opt = &dflt;
+  }
+  FILE* log = opt->log ? opt->log : stderr;
+  mbs_study_result res;
+  memset(&res, 0, sizeof(res));
+  const double t_start = now();
+  run_state R;
+  memset(&R, 0, sizeof(R));
+  mbs_plan P;
+  memset(&P, 0, sizeof(P));
+  mbs_driver D;
+  memset(&D, 0, sizeof(D));
+  R.P = &P;
+  R.D = &D;
+  R.o = opt;
+  R.use_mpi = opt->use_mpi;
+  R.nranks = 1;
+  if (R.use_mpi) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &R.nranks);
+  }
+  R.nthreads = spec->threads > 0 ? spec->threads : omp_get_max_threads();
+  P.spec = spec;
+  P.rank = R.rank;
+  P.nranks = R.nranks;
+  P.log = log;
+  int rc = mbs_driver_create(spec, &D, err);
+  if (rc == MBS_OK) {
+    P.study_type = D.ops->name;
+    rc = make_plan(&P, &D, err);
+  }
+  char* parts = mbs_format_string("%s.parts", spec->output);
+  R.parts = parts;
+  R.done = calloc((size_t)(P.nsamples + 7) / 8 + 1, 1);
+  if (rc == MBS_OK && (!parts || !R.done))
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  // the result file and the journals: never overwrite without --force
+  if (rc == MBS_OK && R.rank == 0) {
+    const int out_exists = file_exists(spec->output), parts_exist = file_exists(parts);
+    if (out_exists && !opt->force)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, spec->output,
+                    "%s exists; use --force to replace it", spec->output);
+    else if (parts_exist && !opt->resume && !opt->force)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, parts,
+                    "%s holds the completed samples of a stopped run of this study; use "
+                    "--resume to continue it or --force to start over", parts);
+    else if (!parts_exist && opt->resume)
+      fprintf(log, "mbstudy: nothing to resume (%s does not exist); starting the study\n",
+              parts);
+    if (rc == MBS_OK && opt->force && !opt->resume && parts_exist) mbs_journal_clear_dir(parts);
+    if (rc == MBS_OK && mkdir(parts, 0777) != 0 && errno != EEXIST)
+      rc = MBS_FAIL(err, MBS_ERR_IO, parts, "%s: cannot create: %s", parts, strerror(errno));
+  }
+  if (R.use_mpi) {  // every rank learns whether rank 0 found a problem
+    int bad = rc != MBS_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad && rc == MBS_OK)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "stopped: rank 0 reported an error");
+  }
+  if (rc == MBS_OK) rc = scan_journals(&R, err);
+  if (rc != MBS_OK) {
+    mbs_driver_destroy(&D);
+    mbs_plan_free(&P);
+    free(parts);
+    free(R.done);
+    if (result) *result = res;
+    return rc;
+  }
+  res.samples = P.nsamples;
+  res.skipped = R.done_before;
+  mbs_scheduler_open(&R.sched, R.use_mpi, R.nthreads);
+  if (R.rank == 0 && R.done_before)
+    fprintf(log, "mbstudy: resuming: %ld of %ld samples were completed before (%ld failed)\n",
+            R.done_before, P.nsamples, R.failed_before);
+  long failed_run = 0, done_run = 0;
+  double io_time = 0;
+  // the pristine State (model defaults) every sample starts from
+  mbs_state* pristine = P.sys ? mbs_state_create(P.sys) : NULL;
+  if (P.sys && !pristine) {
+    R.bad = 1;
+    MBS_FAIL(&R.err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  }
+  // rank 0 writes the result file while the samples are computed
+  if (!R.bad && R.rank == 0) {
+    if (mbs_merger_start(&R.M, &P, parts, spec->output, log, t_start, R.nranks, R.nthreads,
+                         &R.err) == MBS_OK)
+      R.merger_running = 1;
+    else
+      R.bad = 1;
+  }
+  R.last_progress = now();
+  int err_thread = 0;
+  mbs_error terr;
+  mbs_error_clear(&terr);
+#pragma omp parallel num_threads(R.nthreads) reduction(+ : failed_run, done_run, io_time)
+  {
+    const int tid = omp_get_thread_num();
+    mbs_error e;
+    mbs_error_clear(&e);
+    mbs_journal_writer* w = NULL;
+    mbs_sample* r = NULL;
+    int ok = 1;
+    double sync_t = now();
+    for (;;) {
+#pragma omp barrier
+#pragma omp single
+      issue_batch(&R);
+      if (R.quit) break;
+      // resources on first use (a rank without work in a batch makes none)
+      if (ok && !w) {
+        char* path = mbs_format_string("%s/j%d-r%d-t%d.bin", parts, R.attempt, R.rank, tid);
+        const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
+        w = path ? mbs_journal_create(path, &L, &e) : NULL;
+        free(path);
+        r = mbs_sample_create(&P, &D);
+        ok = w && r;
+        if (!ok && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
+      }
+      const long end = R.batch.first + R.batch.count;
+      while (ok && !g_stop && !R.bad) {
+        long start, count;
+        mbs_scheduler_next(&R.sched, end, &start, &count);
+        if (start >= end) break;
+        for (long i = start; ok && i < start + count && !g_stop; i++) {
+          if (is_done(&R, i)) continue;
+          r->index = i;
+          if (R.batch.params)
+            memcpy(r->params, R.batch.params + (i - R.batch.first) * P.np,
+                   (size_t)P.np * sizeof(double));
+          else
+            D.ops->point(&D, &P, i, r->params);
+          const int st = mbs_sample_run(r, pristine);
+          if (r->stopped || (g_stop && st != MBS_OK)) break;  // not recorded: redone on resume
+          mbs_journal_record rec;
+          memset(&rec, 0, sizeof(rec));
+          rec.index = i;
+          rec.status = st;
+          rec.frames = r->frames;
+          rec.wall = r->wall;
+          rec.steps = r->steps;
+          snprintf(rec.message, sizeof(rec.message), "%s", mbs_sample_message(r, st));
+          rec.params = r->params;
+          rec.traj = r->traj;
+          rec.scalars = r->scalars;
+          const double tio = now();
+          if (mbs_journal_append(w, &rec, &e) != MBS_OK) ok = 0;
+          if (ok && now() - sync_t >= spec->checkpoint_interval) {
+            ok = mbs_journal_sync(w, &e) == MBS_OK;
+            sync_t = now();
+          }
+          io_time += now() - tio;
+          done_run++;
+          failed_run += st != MBS_OK;
+          const long global = mbs_scheduler_count_done(&R.sched, 1);
+          if (R.rank == 0 && tid == 0 && opt->progress && now() - R.last_progress >= 0.5) {
+            R.last_progress = now();
+            opt->progress(opt->progress_user, R.done_before + global, P.nsamples);
+          }
+        }
+      }
+      if (!ok) {
+#pragma omp critical(mbs_err)
+        if (!err_thread) {
+          err_thread = 1;
+          terr = e;
+        }
+        R.bad = 1;  // (a benign race: every writer sets 1)
+      }
+      // every thread's journal records are with the operating system before the batch ends
+#pragma omp barrier
+#pragma omp single
+      end_batch(&R);
+      if (R.quit) break;
+    }
+    const double tio = now();
+    if (w && mbs_journal_close(w, &e) != MBS_OK) {
+#pragma omp critical(mbs_err)
+      if (!err_thread) {
+        err_thread = 1;
+        terr = e;
+      }
+    }
+    io_time += now() - tio;
+    mbs_sample_destroy(r);
+  }
+  mbs_state_destroy(pristine);
+  if (err_thread) {
+    R.bad = 1;
+    R.err = terr.code ? terr : R.err;
+  }
+  if (R.bad) {
+    *err = R.err.code ? R.err
+                      : (mbs_error){MBS_ERR_INTERNAL, "study", "the study failed", "", 0};
+    rc = err->code ? err->code : MBS_ERR_INTERNAL;
+  }
+  // everyone stops here; was the study stopped, did any rank fail?
+  int stopped = g_stop != 0, bad = rc != MBS_OK;
+  long sums[2] = {done_run, failed_run};
+  if (R.use_mpi) {
+    // ranks that finish first wait without spinning: their cores go to rank 0's last samples
+    // and to its writer thread
+    int flags[2] = {stopped, bad};
+    MPI_Request req[2];
+    MPI_Iallreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(MPI_IN_PLACE, sums, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &req[1]);
+    polite_wait(2, req);
+    stopped = flags[0];
+    bad = flags[1];
+  }
+  res.done = sums[0];
+  res.failed = R.failed_before + sums[1];
+  res.journal_time = io_time;
+  if (R.use_mpi)
+    MPI_Allreduce(MPI_IN_PLACE, &res.journal_time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  res.stopped = stopped;
+  if (rc == MBS_OK && bad)
+    rc = MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "another rank failed; see its messages");
+  if (rc == MBS_OK && stopped) {
+    rc = MBS_FAIL(err, MBS_ERR_INTERRUPTED, parts,
+                  "stopped by a signal after %ld of %ld samples; the completed samples are in "
+                  "%s: run again with --resume to finish", R.done_before + res.done,
+                  R.end > 0 ? R.end : P.nsamples, parts);
+  }
+  if (R.rank == 0 && R.merger_running) {
+    const double t0 = now();
+    int mrc = mbs_merger_end(&R.M, rc == MBS_OK, R.end, err);
+    if (rc == MBS_OK && mrc != MBS_OK) rc = mrc;
+    // the driver's own results, in the complete file before it is moved into place
+    int frc = MBS_OK;
+    mbs_error ferr;
+    mbs_error_clear(&ferr);
+    if (rc == MBS_OK && D.ops->finish) frc = D.ops->finish(&D, &P, R.M.partial, &ferr);
+    mrc = mbs_merger_commit(&R.M, rc == MBS_OK, err);
+    if (rc == MBS_OK && mrc != MBS_OK) rc = mrc;
+    if (rc == MBS_OK && frc != MBS_OK) {
+      // the samples are safe in the file; the analysis failed
+      rc = mbs_error_set(err, frc, "mbs_study_run", 0, ferr.component,
+                         "%s (the samples are in %s)", ferr.message, spec->output);
+    }
+    res.merge_time = now() - t0;
+    res.merge_busy = R.M.busy;
+    io_time += res.merge_time;
+    if (rc == MBS_OK) res.failed = R.M.failed;
+  }
+  res.samples = R.end > 0 ? R.end : P.nsamples;
+  if (R.use_mpi) {
+    // the other ranks wait for rank 0's file without spinning, leaving their cores to it
+    int bad0 = rc != MBS_OK && R.rank == 0;
+    MPI_Request req;
+    MPI_Ibcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    polite_wait(1, &req);
+    if (bad0 && rc == MBS_OK)
+      rc = MBS_FAIL(err, MBS_ERR_IO, "study", "rank 0 could not write the result file");
+  }
+  mbs_scheduler_close(&R.sched);
+  res.wall_time = now() - t_start;
+  res.io_time = io_time;
+  if (result) *result = res;
+  mbs_driver_destroy(&D);
+  mbs_plan_free(&P);
+  free(parts);
+  free(R.done);
+  free(R.batch_params);
+  return rc;
+}
