@@ -340,7 +340,8 @@ int mbs_forward_sensitivity(const mbs_system* sys, mbs_state* st, const int* par
   }
 
   // the initial values, reported for output times equal to t0
-  double t_reached = t0;
+  double t_reached = t0;         // where CVODES stands
+  double t_last = t0;            // the time of y_last
   const double* y_last = NULL;  // the last output row written
   for (int k = 0; k < nt; k++) {
     double* yk = y + (size_t)k * ny;
@@ -378,9 +379,9 @@ int mbs_forward_sensitivity(const mbs_system* sys, mbs_state* st, const int* par
         flag_name(flag, fname, sizeof(fname));
         // the likeliest cause first: the model's own failure, else a stalled sensitivity
         // corrector when atol is too small for CVODES' difference quotients
-        const char* hint = w.rhs_message[0] ? "" :
-                           (np > 0 && o->atol < 1e-9) ? " (atol below 1e-9 makes CVODES' "
-                                                        "sensitivity difference quotients noisy)" : "";
+        const char* hint = "";
+        if (!w.rhs_message[0] && np > 0 && o->atol < 1e-9)
+          hint = " (atol below 1e-9 makes CVODES' sensitivity difference quotients noisy)";
         rc = MBS_FAIL(err, flag == CV_TOO_MUCH_WORK ? MBS_ERR_STEP_LIMIT : MBS_ERR_INTEGRATOR,
                       name,
                       "%s: sensitivity integration failed at t = %.9g (on the way to %.9g): "
@@ -407,10 +408,11 @@ int mbs_forward_sensitivity(const mbs_system* sys, mbs_state* st, const int* par
       break;
     }
     y_last = yk;
+    t_last = times[k];
   }
   // leave the State at the last output reached (or where it started) with its parameters
   if (w.ystart) {
-    const double t_leave = y_last ? t_reached : t0;
+    const double t_leave = y_last ? t_last : t0;
     const int rc2 = leave_state(&w, t_leave, y_last ? y_last : w.ystart);
     if (rc == MBS_OK && rc2 != MBS_OK)
       rc = MBS_FAIL(err, rc2, name, "%s: forward sensitivities: at the end, t = %.9g: %s", name,

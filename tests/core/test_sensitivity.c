@@ -9,8 +9,10 @@
 // - a double pendulum (Theory digest T1's numbers): dq/dm2, dq/dL2 and dq/dL1 (the sum of the
 //   sensitivities to the two parameters that hold L1) against central finite differences of
 //   CVODES runs without sensitivities at tight tolerance;
-// - refusals: a constraint, a contact force, bad arguments, a failing model, too many steps;
-//   the State left at the last time with its parameters untouched.
+// - refusals: a constraint, a contact force, a joint driven by a piecewise linear function, bad
+//   arguments, an invalid model, a NaN on entry, too many steps, an atol too small for
+//   CVODES' difference quotients; the State left at the last time with its parameters
+//   untouched.
 // MBS_TEST_QUICK=1 shortens the pendulum's run (for valgrind).
 #include <string.h>
 
@@ -153,6 +155,19 @@ static void test_oscillator(void) {
   // the State stays at a good point with its parameters: here the last output time reached
   EXPECT_TRUE(mbs_state_time(st2) >= 0 && mbs_state_time(st2) < times[NT - 1]);
   EXPECT_TRUE(memcmp(params_before, mbs_state_params(st2), (size_t)npar * sizeof(double)) == 0);
+  // atol far below CVODES' difference-quotient noise: the sensitivity corrector stalls, and
+  // the message says why
+  mbs_sensitivity_options tiny = o;
+  tiny.atol = 1e-12;
+  tiny.max_steps = 2000;
+  mbs_state_set_time(st2, 0);
+  mbs_state_upd_q(st2)[0] = x0;
+  mbs_state_upd_u(st2)[0] = 0;
+  mbs_error_clear(&err);
+  EXPECT_EQ_INT(mbs_forward_sensitivity(sys, st2, pidx, NP, dy0, times, NT, &tiny, y, s, &err),
+                MBS_ERR_STEP_LIMIT);
+  EXPECT_TRUE(contains(err.message, "atol below 1e-9"));
+  printf("  atol 1e-12: %s\n", err.message);
   // an invalid model (negative mass) is reported at the start time
   mbs_state_set_time(st2, 0);
   mbs_state_upd_params(st2)[pidx[1]] = -1;
@@ -161,6 +176,13 @@ static void test_oscillator(void) {
   EXPECT_TRUE(rc_bad < 0);
   EXPECT_TRUE(contains(err.message, "t = 0"));
   printf("  negative mass: %s\n", err.message);
+  // a NaN speed on entry
+  mbs_state_upd_params(st2)[pidx[1]] = m;
+  mbs_state_upd_u(st2)[0] = NAN;
+  mbs_error_clear(&err);
+  EXPECT_TRUE(mbs_forward_sensitivity(sys, st2, pidx, NP, dy0, times, NT, &o, y, s, &err) < 0);
+  EXPECT_TRUE(contains(err.message, "t = 0"));
+  printf("  NaN speed: %s\n", err.message);
 
   mbs_state_destroy(st2);
   mbs_state_destroy(st);
@@ -386,6 +408,46 @@ static void test_refusals(void) {
   mbs_error_clear(&err);
   EXPECT_EQ_INT(mbs_sensitivity_check(sys, &err), MBS_ERR_ARGUMENT);
   EXPECT_TRUE(contains(err.message, "contact force 'hunt_crossley"));
+  printf("refused: %s\n", err.message);
+  mbs_system_destroy(sys);
+
+  // a joint that follows a piecewise linear function of its coordinate
+  sys = mbs_system_create("kinked");
+  const double kx[3] = {-1, 0, 1}, ky[3] = {-0.5, 0, 1};
+  mbs_function_spec pl = {0};
+  pl.type = MBS_FUNC_PIECEWISE_LINEAR;
+  pl.name = "kink";
+  pl.n = 3;
+  pl.x = kx;
+  pl.y = ky;
+  const int fk = mbs_system_add_function(sys, &pl);
+  const double zero[1] = {0};
+  mbs_function_spec zs = {0};
+  zs.type = MBS_FUNC_CONSTANT;
+  zs.name = "zero";
+  zs.n = 1;
+  zs.coefs = zero;
+  const int fz = mbs_system_add_function(sys, &zs);
+  mbs_function_mobilizer fm;
+  memset(&fm, 0, sizeof(fm));
+  fm.ncoord = 1;
+  for (int i = 0; i < 3; i++) {
+    fm.rotation[i].axis[i] = fm.translation[i].axis[i] = 1;
+    fm.rotation[i].coord = fm.translation[i].coord = -1;
+    fm.rotation[i].function = fm.translation[i].function = fz;
+  }
+  fm.rotation[2].coord = 0;
+  fm.rotation[2].function = fk;
+  mbs_body_spec kb = mbs_body_spec_default("arm", 0, MBS_MOB_FUNCTION);
+  kb.mass = 1;
+  kb.com[0] = 0.5;
+  kb.inertia[0] = kb.inertia[1] = kb.inertia[2] = 0.01;
+  kb.function = &fm;
+  EXPECT_EQ_INT(mbs_system_add_body(sys, &kb), 1);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_error_clear(&err);
+  EXPECT_EQ_INT(mbs_sensitivity_check(sys, &err), MBS_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(err.message, "piecewise linear function 'kink'"));
   printf("refused: %s\n", err.message);
   mbs_system_destroy(sys);
 
