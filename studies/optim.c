@@ -390,28 +390,13 @@ static int stop_reason(const mbs_cmaes* c, const double* f) {
   return MBS_CMAES_RUNNING;
 }
 
-int mbs_cmaes_tell(mbs_cmaes* c, const double* f, mbs_error* err) {
-  if (c->stop != MBS_CMAES_RUNNING)
-    return MBS_FAIL(err, MBS_ERR_ARGUMENT, CMAES,
-                    "CMA-ES: the run has stopped (%s); no values can be told.",
-                    mbs_cmaes_stop_text(c->stop));
-  if (!c->sampled) sample(c);  // a replay may tell without asking
-  const int n = c->n, lambda = c->lambda, mu = c->mu;
+// the update of the distribution from the ranked candidates (c->order), as in the tutorial
+static int update(mbs_cmaes* c, mbs_error* err) {
+  const int n = c->n, mu = c->mu;
   double* mold = c->work + c->lwork;  // n: the mean before the update
   double* ymean = mold + n;           // n: sum w_i y_i
   double* t1 = ymean + n;             // n
   double* t2 = t1 + n;                // n
-  rank_values(c->order, f, lambda);
-  c->generation++;
-  c->evaluations += lambda;
-
-  // best of this generation and ever
-  const int kb = c->order[0];
-  const double fgen = failed(f[kb]) ? NAN : f[kb];
-  if (!isnan(fgen) && fgen < c->best_f) {
-    c->best_f = fgen;
-    memcpy(c->best_x, c->x + (size_t)kb * n, (size_t)n * sizeof(double));
-  }
 
   // recombination: m = sum w_i u_{i:lambda} (the reflected points)
   memcpy(mold, c->mean, (size_t)n * sizeof(double));
@@ -463,8 +448,34 @@ int mbs_cmaes_tell(mbs_cmaes* c, const double* f, mbs_error* err) {
     return MBS_FAIL(err, MBS_ERR_NAN, CMAES,
                     "CMA-ES: the step size became %g in generation %ld of run %d.", c->sigma,
                     c->generation, c->restart);
-  const int rc = decompose(c, err);
-  if (rc != MBS_OK) return rc;
+  return decompose(c, err);
+}
+
+int mbs_cmaes_tell(mbs_cmaes* c, const double* f, mbs_error* err) {
+  if (c->stop != MBS_CMAES_RUNNING)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, CMAES,
+                    "CMA-ES: the run has stopped (%s); no values can be told.",
+                    mbs_cmaes_stop_text(c->stop));
+  if (!c->sampled) sample(c);  // a replay may tell without asking
+  const int n = c->n, lambda = c->lambda;
+  rank_values(c->order, f, lambda);
+  c->generation++;
+  c->evaluations += lambda;
+
+  // best of this generation and ever
+  const int kb = c->order[0];
+  const double fgen = failed(f[kb]) ? NAN : f[kb];
+  if (!isnan(fgen) && fgen < c->best_f) {
+    c->best_f = fgen;
+    memcpy(c->best_x, c->x + (size_t)kb * n, (size_t)n * sizeof(double));
+  }
+
+  // a generation without any successful evaluation carries no information: the distribution
+  // is kept (the next generation draws new points, its keys having moved on)
+  if (!isnan(fgen)) {
+    const int rc = update(c, err);
+    if (rc != MBS_OK) return rc;
+  }
 
   // the TolFun history, the stop tests, the log entry
   c->fhist[c->fhist_count % c->fhist_len] = isnan(fgen) ? INFINITY : fgen;
@@ -840,7 +851,7 @@ mbs_lm* mbs_lm_create(const mbs_lm_options* o, mbs_error* err) {
   lm->g = new_doubles((size_t)n);
   lm->points = new_doubles((size_t)cap * (size_t)n);
   lm->lambdas = new_doubles((size_t)o->trials);
-  lm->work = new_doubles((size_t)o->trials + (size_t)n);
+  lm->work = new_doubles((size_t)n);
   if (!lm->lo || !lm->hi || !lm->typical || !lm->x || !lm->r || !lm->J || !lm->g ||
       !lm->points || !lm->lambdas || !lm->work) {
     MBS_FAIL(err, MBS_ERR_NO_MEMORY, LM,

@@ -7,7 +7,10 @@
 // values back in point order. The state is plain data (numbers and arrays, no pointers into
 // caller memory) and every ask is a pure function of (options, seed, the tells so far), so a
 // run stopped at any point is re-created exactly by creating the optimizer again and replaying
-// the recorded tells.
+// the recorded tells. "Exactly" holds for the same build on the same LAPACK/BLAS kernels:
+// OpenBLAS chooses its kernels by CPU type (OPENBLAS_CORETYPE pins them), and dsyev, dgels and
+// dgesvd may round differently with other kernels, so a replay on another CPU type is a valid
+// run that may part from the recorded one in the last bits (and then further).
 //
 // Sources:
 //  - CMA-ES: N. Hansen, "The CMA Evolution Strategy: A Tutorial", arXiv:1604.00772 (2016), the
@@ -46,8 +49,12 @@ extern "C" {
 // evaluated, and it is also the one used in the update of the mean, the evolution paths and C
 // (y_k = (u'_k - m) / sigma), so the distribution learns from the points whose values it was
 // told; since the folding never lengthens u - m, these steps are no longer than the sampled ones.
+// At an optimum on a face the folded f is V-shaped across it, so the scale of that coordinate
+// shrinks as the square of the others' and the condition-number stop comes when the free
+// coordinates are near 1e-7 (normalized); a larger max_condition lets them converge further.
 //
-// Failed evaluations (NaN or +inf) rank last, ties by candidate index.
+// Failed evaluations (NaN or +inf) rank last, ties by candidate index. A generation in which
+// every evaluation failed leaves the distribution as it was (the next one draws new points).
 
 #define MBS_CMAES_STREAM_TAG UINT64_C(0x434d41)  // "CMA"
 
@@ -176,9 +183,9 @@ const char* mbs_cmaes_stop_text(int reason);
 //
 // Step: with D = diag(JᵀJ) (floored at 1e-12 max D), the step for damping lambda solves
 // (JᵀJ + lambda D) delta = -Jᵀr as the linear least-squares problem [J; sqrt(lambda D)] delta ~
-// [-r; 0] by Householder QR (LAPACK dgels), never forming JᵀJ. Parameters at a bound whose
-// gradient pushes outward (and fixed parameters) are held; the others are solved for, and
-// x + delta is projected into the bounds.
+// [-r; 0] by Householder QR (LAPACK dgels), never forming JᵀJ. Parameters on a bound where the
+// descent direction -Jᵀr points out of the box (and fixed parameters) are held; the others are
+// solved for, and x + delta is projected into the bounds.
 
 typedef enum mbs_lm_stop {
   MBS_LM_RUNNING = 0,
@@ -233,7 +240,7 @@ typedef struct mbs_lm {
   int npoints;                // points of the current batch
   double* points;             // capacity x n, the current batch
   double* lambdas;            // trials, the damping of each trial point
-  double* work;               // m x trials, trial costs and scratch
+  double* work;               // n, scratch
 } mbs_lm;
 
 void mbs_lm_default_options(mbs_lm_options* o, int n, int m);
@@ -282,9 +289,10 @@ int mbs_lm_trial_points(int m, int n, const double* J, const double* r, const do
 // deviations), cov = s^2 cov_unscaled with s^2 = |r|^2 / (m - n) (as curve_fit with
 // absolute_sigma=False; NaN when m <= n). Computed by the SVD of J with columns scaled to unit
 // norm: singular values below rcond times the largest (rcond <= 0: 1e-8) count as zero. A
-// parameter with a component above 1e-4 in a null vector is not identifiable: identifiable[j]
-// = 0 and row and column j of both matrices are NaN; the other entries are those of the
-// pseudo-inverse, which are the true (co)variances of the identifiable parameters. Either
+// parameter whose unit vector has a component above 1e-4 in the null space so found is not
+// identifiable: identifiable[j] = 0 and row and column j of both matrices are NaN; the other
+// entries are those of the pseudo-inverse, which are the (co)variances of the identifiable
+// parameters (they are estimable: orthogonal to the null space). Either
 // matrix pointer may be NULL; *rank (may be NULL) is the numerical rank. Returns MBS_OK also
 // when rank-deficient (the flags say so).
 int mbs_lm_covariance(int m, int n, const double* J, const double* r, double rcond,

@@ -17,7 +17,7 @@
 #include "mbs/sampler.h"
 #include "mbs_test.h"
 
-// 1 when MBS_TEST_QUICK is set (valgrind runs use fewer Monte-Carlo refits)
+// 1 when MBS_TEST_QUICK is set (valgrind runs use fewer Monte-Carlo refits: 200, not 1000)
 static int quick(void) {
   const char* s = getenv("MBS_TEST_QUICK");
   return s && *s && strcmp(s, "0") != 0;
@@ -288,37 +288,65 @@ static void test_cmaes_failures(void) {
   EXPECT_ABS(run.best_x[1], 0.5, 1e-6);
   EXPECT_TRUE(isfinite(run.best_f));
   EXPECT_EQ_INT(run.failed_best, 0);
+
+  // a generation in which every evaluation failed leaves the distribution as it was, and the
+  // next generation has other points
+  mbs_error err;
+  mbs_cmaes* c = mbs_cmaes_create(&o, &err);
+  if (!c) return;
+  const int lambda = mbs_cmaes_population(c);
+  double* x = malloc((size_t)lambda * n * sizeof(double));
+  double* x2 = malloc((size_t)lambda * n * sizeof(double));
+  double* f = malloc((size_t)lambda * sizeof(double));
+  EXPECT_OK(mbs_cmaes_ask(c, x, &err));
+  for (int k = 0; k < lambda; k++) f[k] = k % 2 ? NAN : INFINITY;
+  EXPECT_OK(mbs_cmaes_tell(c, f, &err));
+  EXPECT_TRUE(c->sigma == o.sigma0 && c->C[0] == 1 && c->C[1] == 0 && c->C[3] == 1);
+  EXPECT_NEAR(c->log.mean[0], 0.9, 1e-15);
+  EXPECT_TRUE(isnan(c->log.best_f_generation) && c->log.best_f == INFINITY);
+  EXPECT_EQ_INT(c->log.generation, 1);
+  EXPECT_EQ_INT(c->log.evaluations, lambda);
+  EXPECT_OK(mbs_cmaes_ask(c, x2, &err));
+  EXPECT_TRUE(memcmp(x, x2, (size_t)lambda * n * sizeof(double)) != 0);
+  free(x), free(x2), free(f);
+  mbs_cmaes_free(c);
 }
 
-// Rastrigin n = 2 from a local well at (4, 4) with a small step: the first run stays in a local
-// minimum, IPOP's larger populations find the global one at 0
+// Rastrigin n = 2 from a local well at (4, 4) with a small step, over 10 seeds: a single run
+// mostly stays in a local minimum (the nearest non-global wells are at f ~ 1, 2, ...), while
+// IPOP's larger populations find the global one at 0 every time
 static void test_cmaes_restarts(void) {
-  const int n = 2;
+  const int n = 2, nseed = 10;
   double lo[2], hi[2];
   const double x0[2] = {3.98, 3.98};
   box(lo, hi, n, -5.12, 5.12);
   mbs_cmaes_options o;
   mbs_cmaes_default_options(&o, n);
   o.lo = lo, o.hi = hi, o.x0 = x0;
-  o.seed = 1;
-  o.sigma0 = 0.1;
+  o.sigma0 = 0.07;  // 0.7 in x: about the width of a well
   o.f_target = 1e-12;
-  cma_run run;
-  run_cmaes(&o, rastrigin, NULL, 1e-12, &run);
-  printf("  Rastrigin n=2: f %.3g at (%.2g, %.2g) after %ld evaluations, %d restarts\n",
-         run.best_f, run.best_x[0], run.best_x[1], run.evaluations, run.restarts);
-  EXPECT_TRUE(run.restarts >= 1);
-  EXPECT_TRUE(run.best_f <= 1e-12);
-  EXPECT_ABS(run.best_x[0], 0, 1e-6);
-  EXPECT_ABS(run.best_x[1], 0, 1e-6);
-  EXPECT_EQ_INT(run.outside, 0);
-  EXPECT_TRUE(run.evaluations <= mbs_cmaes_max_evaluations(&o));
-
-  // without restarts the same start ends in a local minimum (f >= 1, the nearest non-global
-  // wells of Rastrigin's function are at f ~ 1)
-  o.max_restarts = 0;
-  run_cmaes(&o, rastrigin, NULL, 1e-12, &run);
-  EXPECT_TRUE(run.best_f > 0.9);
+  int global = 0, local = 0, restarted = 0;
+  long evals = 0;
+  for (int s = 0; s < nseed; s++) {
+    o.seed = 100 + s;
+    o.max_restarts = 9;
+    cma_run run;
+    run_cmaes(&o, rastrigin, NULL, 1e-12, &run);
+    global += run.best_f <= 1e-12 && fabs(run.best_x[0]) < 1e-6 && fabs(run.best_x[1]) < 1e-6;
+    restarted += run.restarts > 0;
+    evals += run.evaluations;
+    EXPECT_EQ_INT(run.outside, 0);
+    EXPECT_TRUE(run.evaluations <= mbs_cmaes_max_evaluations(&o));
+    o.max_restarts = 0;
+    run_cmaes(&o, rastrigin, NULL, 1e-12, &run);
+    local += run.best_f > 0.9;
+  }
+  printf("  Rastrigin n=2, %d seeds: global minimum %d times with IPOP (%d needed restarts, %ld "
+         "evaluations in all), local minimum %d times without restarts\n", nseed, global,
+         restarted, evals, local);
+  EXPECT_EQ_INT(global, nseed);
+  EXPECT_TRUE(local >= nseed / 2);
+  EXPECT_TRUE(restarted >= nseed / 2);
 }
 
 // the evaluation bound: sum over runs of lambda 2^r times the run's generation limit
@@ -337,8 +365,8 @@ static void test_cmaes_bound(void) {
   o.lambda = 0;
   o.max_generations = 0;
   o.max_restarts = 1;
-  EXPECT_EQ_INT(mbs_cmaes_max_evaluations(&o),
-                6 * (100 + (long)ceil(3750 / sqrt(6.0))) + 12 * (100 + (long)ceil(3750 / sqrt(12.0))));
+  const long g6 = 100 + (long)ceil(3750 / sqrt(6.0)), g12 = 100 + (long)ceil(3750 / sqrt(12.0));
+  EXPECT_EQ_INT(mbs_cmaes_max_evaluations(&o), 6 * g6 + 12 * g12);
   // bad options are refused with a message
   mbs_error err;
   mbs_error_clear(&err);
@@ -598,16 +626,16 @@ static void test_lm_step(void) {
   const double s0 = hypot(pts[0] - x[0], pts[1] - x[1]), s1 = hypot(pts[2] - x[0], pts[3] - x[1]),
                s2 = hypot(pts[4] - x[0], pts[5] - x[1]);
   EXPECT_TRUE(s0 > s1 && s1 > s2 && s2 > 0);
-  // a bound cuts the step (projection); a parameter on its bound with the gradient pushing out
-  // is held while the other one is solved for alone: beta then minimizes with alpha = lo
-  const double lo2[2] = {0.5, -100};
-  EXPECT_OK(mbs_lm_step(m, 2, J, r, x, lo2, hi, 1e-14, xn, &err));
+  // a parameter on its bound with the descent direction -Jᵀr pointing out of the box is held
+  // while the other one is solved for alone: alpha stays at its upper bound 0.5 (the line
+  // through the data starts near 1), beta minimizes sum (0.5 + beta t - y)^2
+  const double hi2[2] = {0.5, 100};
+  EXPECT_TRUE(g1 < 0);
+  EXPECT_OK(mbs_lm_step(m, 2, J, r, x, lo, hi2, 1e-14, xn, &err));
   double Sy = 0, St = 0;
   for (int i = 0; i < m; i++) Sy += t[i] * (y[i] - 0.5), St += t[i] * t[i];
-  if (g1 > 0) {
-    EXPECT_TRUE(xn[0] == 0.5);
-    EXPECT_NEAR(xn[1], Sy / St, 1e-10);
-  }
+  EXPECT_TRUE(xn[0] == 0.5);
+  EXPECT_NEAR(xn[1], Sy / St, 1e-10);
   EXPECT_EQ_INT(mbs_lm_step(m, 2, J, r, x, lo, hi, 0, xn, &err), MBS_ERR_ARGUMENT);
 }
 
@@ -823,7 +851,7 @@ static void test_lm_identifiability(void) {
 // noisy data: the covariance estimate against sigma^2 (JᵀJ)^-1 at the truth (analytic J), and
 // the Monte-Carlo covariance of refits over noise draws (mbs_rng keyed (seed, draw, 0))
 static void test_lm_covariance_mc(void) {
-  const int ndraw = quick() ? 60 : 200;
+  const int ndraw = quick() ? 200 : 1000;
   const double sigma = 0.02;
   expdata d0;
   const double p[3] = {2.5, 1.3, 0.4};
@@ -877,15 +905,17 @@ static void test_lm_covariance_mc(void) {
   for (int j = 0; j < 3; j++)
     printf("    %c: %.5g %.5g %.5g\n", "abc"[j], sqrt(mc[j * 4]), sqrt(est[j * 4]),
            sqrt(T[j * 4]));
-  const double tol_mc = quick() ? 0.4 : 0.2;  // the variance of a 200-draw variance is ~10 %
+  // the relative standard error of a variance from N draws is sqrt(2 / N): 4.5 % for 1000
+  const double tol_mc = quick() ? 0.35 : 0.2;
   for (int j = 0; j < 3; j++) {
     EXPECT_NEAR(mc[j * 4] / T[j * 4], 1, tol_mc);
+    EXPECT_NEAR(est[j * 4] / mc[j * 4], 1, tol_mc);       // the estimate against Monte Carlo
     EXPECT_NEAR(est[j * 4] / T[j * 4], 1, 0.1);            // E[s^2] = sigma^2
     EXPECT_NEAR(unscaled[j * 4] * sigma * sigma / T[j * 4], 1, 0.02);
     for (int i = 0; i < j; i++) {
       const double rmc = mc[i * 3 + j] / sqrt(mc[i * 4] * mc[j * 4]);
       const double rt = T[i * 3 + j] / sqrt(T[i * 4] * T[j * 4]);
-      EXPECT_ABS(rmc, rt, quick() ? 0.2 : 0.1);
+      EXPECT_ABS(rmc, rt, quick() ? 0.25 : 0.1);  // standard error (1 - r^2) / sqrt(N)
     }
   }
 }
