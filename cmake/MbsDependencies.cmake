@@ -37,9 +37,9 @@ if(NOT LAPACKE_FOUND)
   message(FATAL_ERROR "LAPACKE not found (Debian: liblapacke-dev)")
 endif()
 
-find_package(SUNDIALS 6.0 COMPONENTS cvode nvecserial sunmatrixdense sunlinsoldense)
+find_package(SUNDIALS 6.0 COMPONENTS cvodes nvecserial sunmatrixdense sunlinsoldense)
 if(NOT SUNDIALS_FOUND)
-  message(FATAL_ERROR "SUNDIALS (CVODE) not found (Debian: libsundials-dev)")
+  message(FATAL_ERROR "SUNDIALS (CVODES) not found (Debian: libsundials-dev)")
 endif()
 
 find_package(LibXml2)
