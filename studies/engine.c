@@ -79,10 +79,15 @@ static int make_plan(mbs_plan* P, mbs_driver* D, mbs_error* err) {
     return mbs_plan_fail(err, MBS_ERR_ARGUMENT, spec, 0, "unknown integrator '%s'",
                          spec->integrator);
   P->integrator = (mbs_integrator_type)rc;
-  rc = D->ops->load_model ? D->ops->load_model(D, P, err) : mbs_plan_load_model(P, err);
+  mbs_driver* prep = D->prep;
+  if (D->ops->load_model) rc = D->ops->load_model(D, P, err);
+  else if (prep && prep->ops->load_model) rc = prep->ops->load_model(prep, P, err);
+  else rc = mbs_plan_load_model(P, err);
+  if (rc == MBS_OK && prep && prep->ops->axes) rc = prep->ops->axes(prep, P, err);
   if (rc == MBS_OK && D->ops->axes) rc = D->ops->axes(D, P, err);
   if (rc == MBS_OK) rc = mbs_plan_params(P, err);
   if (rc == MBS_OK) rc = mbs_plan_outputs(P, err);
+  if (rc == MBS_OK && prep) rc = prep->ops->plan(prep, P, err);
   if (rc == MBS_OK) rc = D->ops->plan(D, P, err);
   if (rc == MBS_OK) rc = mbs_plan_events_and_scalars(P, err);
   if (rc == MBS_OK && P->nsamples < 1)

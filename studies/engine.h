@@ -204,6 +204,7 @@ typedef struct mbs_sample {
   int nevents;
   double duration;                 // the simulated duration (the spec's; prepare may change it)
   void* scratch;                   // the driver's per-thread scratch (ops->scratch bytes)
+  void* prep_scratch;              // the preparation's (D->prep)
   int stopped;                     // stopped by a signal: not recorded
   double wall;                     // s
   long steps;
@@ -270,9 +271,15 @@ typedef struct mbs_driver_ops {
   void (*destroy)(mbs_driver* d);
 } mbs_driver_ops;
 
+// A study has one design driver. A driver that can also act as a preparation (the posture
+// study's quiet standing and fall) may accompany another study type's design: the design
+// driver's `prep`. The preparation then contributes its model, axes (each of one level), plan
+// (results, attributes), prepare and results; the design gives the samples and the analysis.
 struct mbs_driver {
   const mbs_driver_ops* ops;
   void* self;
+  int as_prep;                     // 1: this driver is another design's preparation
+  mbs_driver* prep;                // the preparation of this design, or NULL
 };
 
 // The driver of a spec (drivers/drivers.c): its study type from the spec's sections, created.

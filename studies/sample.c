@@ -44,11 +44,12 @@ mbs_sample* mbs_sample_create(const mbs_plan* P, const mbs_driver* D) {
   r->results = malloc(8 * ((size_t)P->nresults + 1));
   r->event_time = malloc(8 * ((size_t)P->nevents + 1));
   r->scratch = calloc(1, D->ops->scratch + 1);
+  r->prep_scratch = calloc(1, (D->prep ? D->prep->ops->scratch : 0) + 1);
   s->ec = calloc((size_t)P->nevents + 1, sizeof(*s->ec));
   s->ev = calloc((size_t)P->nevents + MBS_SAMPLE_MAX_EVENTS + 1, sizeof(*s->ev));
   s->q0 = malloc(2 * ((size_t)nc + 1) * sizeof(double));
   if ((P->sys && !r->st) || !r->params || !r->traj || !r->scalars || !r->results ||
-      !r->event_time || !r->scratch || !s->ec || !s->ev || !s->q0) {
+      !r->event_time || !r->scratch || !r->prep_scratch || !s->ec || !s->ev || !s->q0) {
     mbs_sample_destroy(r);
     return NULL;
   }
@@ -65,6 +66,7 @@ void mbs_sample_destroy(mbs_sample* r) {
   free(r->results);
   free(r->event_time);
   free(r->scratch);
+  free(r->prep_scratch);
   free(s->ec);
   free(s->ev);
   free(s->q0);
@@ -198,6 +200,35 @@ static void scalars_of(mbs_sample* r, const double* fn_out) {
   }
 }
 
+// the design's prepare, then its preparation's (each sees its own scratch); 0: neither has one
+static int has_prepare(const mbs_driver* D) {
+  return D->ops->prepare || (D->prep && D->prep->ops->prepare);
+}
+
+static int prepare(mbs_sample* r) {
+  const mbs_driver* D = r->D;
+  int rc = MBS_OK;
+  if (D->ops->prepare) rc = D->ops->prepare(D, r);
+  if (rc == MBS_OK && D->prep && D->prep->ops->prepare) {
+    void* own = r->scratch;
+    r->scratch = r->prep_scratch;
+    rc = D->prep->ops->prepare(D->prep, r);
+    r->scratch = own;
+  }
+  return rc;
+}
+
+static void results(mbs_sample* r, int status) {
+  const mbs_driver* D = r->D;
+  if (D->prep && D->prep->ops->results) {
+    void* own = r->scratch;
+    r->scratch = r->prep_scratch;
+    D->prep->ops->results(D->prep, r, status);
+    r->scratch = own;
+  }
+  if (D->ops->results) D->ops->results(D, r, status);
+}
+
 static int run_function(mbs_sample* r) {
   const mbs_plan* P = r->P;
   double x[MBS_TEST_FUNCTION_MAX_DIM];
@@ -209,10 +240,9 @@ static int run_function(mbs_sample* r) {
   for (int i = 0; i < P->fn_dim; i++) finite = finite && isfinite(x[i]);
   P->fn->eval(P->fn_dim, x, y);
   r->frames = 1;
-  int rc = MBS_OK;
-  if (r->D->ops->prepare) rc = r->D->ops->prepare(r->D, r);
+  int rc = prepare(r);
   if (rc == MBS_OK && !finite) rc = MBS_ERR_NAN;
-  if (r->D->ops->results) r->D->ops->results(r->D, r, rc);
+  results(r, rc);
   scalars_of(r, rc == MBS_OK ? y : NULL);
   return rc;
 }
@@ -255,8 +285,8 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
   mbs_osim_set_coordinates(P->om, st, q0, q0 + nc);
   mbs_state_set_time(st, 0);
   int rc;
-  if (r->D->ops->prepare) {
-    rc = r->D->ops->prepare(r->D, r);
+  if (has_prepare(r->D)) {
+    rc = prepare(r);
   } else if ((rc = mbs_realize_instance(sys, st)) == MBS_OK && mbs_system_nconstraint(sys) > 0) {
     rc = mbs_assemble(sys, st, NULL);
   }
@@ -288,7 +318,7 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
     rc = mbs_simulate(sys, st, r->duration, &o, ev, nev, on_report, r, &res);
     r->steps = res.integrator.steps;
   }
-  if (r->D->ops->results) r->D->ops->results(r->D, r, rc);
+  results(r, rc);
   r->wall = now() - t0;
   scalars_of(r, NULL);
   return rc;

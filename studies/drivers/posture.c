@@ -152,12 +152,23 @@ static int posture_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
                            "parameters: '%s': the posture grid sets the platform's displacement "
                            "(posture.magnitude and posture.direction)", q->spec->path);
   }
-  int rc = mbs_plan_require_distributions(P, "the posture grid takes its levels", err);
-  if (rc) return rc;
-  P->nsamples = mbs_plan_grid_count(P);
-  if (P->nsamples != sp->count)
-    return mbs_plan_fail(err, MBS_ERR_INTERNAL, sp, po->line, "posture: the grid has %ld points, "
-                         "the spec says %ld", P->nsamples, sp->count);
+  int rc;
+  if (d->as_prep) {
+    // another study type draws the samples: the posture is one point of the grid
+    for (int a = 0; a < PA_N; a++)
+      if (P->dist[a].nvalues != 1)
+        return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, po->line,
+                             "posture: in a %s study the posture is one point of the grid: give "
+                             "one value for %s (it has %d)", P->study_type, axis_names[a] + 8,
+                             P->dist[a].nvalues);
+  } else {
+    if ((rc = mbs_plan_require_distributions(P, "the posture grid takes its levels", err)))
+      return rc;
+    P->nsamples = mbs_plan_grid_count(P);
+    if (P->nsamples != sp->count)
+      return mbs_plan_fail(err, MBS_ERR_INTERNAL, sp, po->line, "posture: the grid has %ld "
+                           "points, the spec says %ld", P->nsamples, sp->count);
+  }
   // a posture study's `com` is the subject's: the platform it stands on is apparatus
   if (!(P->com_skip = mbs_posture_subject_skip(P->sys)))
     return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
