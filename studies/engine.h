@@ -217,6 +217,9 @@ void mbs_sample_destroy(mbs_sample* r);
 // sample's status with the message in mbs_sample_message.
 int mbs_sample_run(mbs_sample* r, const mbs_state* pristine);
 const char* mbs_sample_message(const mbs_sample* r, int status);
+// The sample's State at its start (the parameters applied, the initial coordinates, assembly
+// or the driver's preparation), without simulating: for drivers that integrate themselves.
+int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine);
 
 // set by SIGTERM/SIGINT (engine.c): samples stop at their next report
 int mbs_study_stop_requested(void);

@@ -247,12 +247,8 @@ static int run_function(mbs_sample* r) {
   return rc;
 }
 
-int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
-  sample_impl* impl = (sample_impl*)r;
+static void clear(mbs_sample* r) {
   const mbs_plan* P = r->P;
-  const mbs_system* sys = P->sys;
-  mbs_state* st = r->st;
-  const double t0 = now();
   r->steps = 0;
   r->frames = 0;
   r->nevents = 0;
@@ -261,11 +257,15 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
   for (long i = 0; i < P->frame_values; i++) r->traj[i] = NAN;
   for (int i = 0; i < P->nevents; i++) r->event_time[i] = NAN;
   for (int i = 0; i < P->nresults; i++) r->results[i] = NAN;
-  if (P->fn) {
-    const int rc = run_function(r);
-    r->wall = now() - t0;
-    return rc;
-  }
+}
+
+int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine) {
+  sample_impl* impl = (sample_impl*)r;
+  const mbs_plan* P = r->P;
+  const mbs_system* sys = P->sys;
+  mbs_state* st = r->st;
+  if (!sys) return MBS_ERR_ARGUMENT;
+  clear(r);
   mbs_state_copy(sys, st, pristine);
   mbs_error_clear((mbs_error*)mbs_state_error(st));
   double* prm = mbs_state_upd_params(st);
@@ -290,6 +290,22 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
   } else if ((rc = mbs_realize_instance(sys, st)) == MBS_OK && mbs_system_nconstraint(sys) > 0) {
     rc = mbs_assemble(sys, st, NULL);
   }
+  return rc;
+}
+
+int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
+  sample_impl* impl = (sample_impl*)r;
+  const mbs_plan* P = r->P;
+  const mbs_system* sys = P->sys;
+  mbs_state* st = r->st;
+  const double t0 = now();
+  if (P->fn) {
+    clear(r);
+    const int rc = run_function(r);
+    r->wall = now() - t0;
+    return rc;
+  }
+  int rc = mbs_sample_setup(r, pristine);
   if (rc == MBS_OK) {
     mbs_simulation_options o;
     mbs_simulation_options_default(&o);
