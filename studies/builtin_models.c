@@ -95,6 +95,81 @@ static const char bouncing_ball[] =
     "</Model>\n"
     "</OpenSimDocument>\n";
 
+// Two blocks on vertical sliders for fitting tests: block1 (2 kg) hangs from the ceiling on a
+// coordinate spring (200 N/m, rest height 1 m, 2 N s/m), block2 (1 kg) hangs from block1 on
+// another (150 N/m, rest 0.9 m below it, 1 N s/m) and lands on the floor on a 5 cm sphere
+// (Hunt-Crossley, 1e6 Pa, 0.5 s/m, no friction). Springs of known stiffness make the masses and
+// the contact stiffness identifiable from the motion (with gravity and contact alone only
+// stiffness / mass would be).
+static const char spring_blocks[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n"
+    "<OpenSimDocument Version=\"40000\">\n"
+    "<Model name=\"spring_blocks\">\n"
+    "  <gravity>0 -9.80665 0</gravity>\n"
+    "  <BodySet><objects>\n"
+    "    <Body name=\"block1\"><mass>2</mass><mass_center>0 0 0</mass_center>"
+    "<inertia>0.01 0.01 0.01 0 0 0</inertia></Body>\n"
+    "    <Body name=\"block2\"><mass>1</mass><mass_center>0 0 0</mass_center>"
+    "<inertia>0.001 0.001 0.001 0 0 0</inertia></Body>\n"
+    "  </objects></BodySet>\n"
+    "  <JointSet><objects>\n"
+    "    <SliderJoint name=\"upper\">\n"
+    "      <socket_parent_frame>up_ground</socket_parent_frame>\n"
+    "      <socket_child_frame>up_block1</socket_child_frame>\n"
+    "      <coordinates><Coordinate name=\"y1\"><default_value>1.0</default_value>"
+    "<range>-1 3</range></Coordinate></coordinates>\n"
+    "      <frames>\n"
+    "        <PhysicalOffsetFrame name=\"up_ground\"><socket_parent>/ground</socket_parent>"
+    "<translation>0 0 0</translation><orientation>0 0 1.5707963267948966</orientation>"
+    "</PhysicalOffsetFrame>\n"
+    "        <PhysicalOffsetFrame name=\"up_block1\"><socket_parent>/bodyset/block1"
+    "</socket_parent><translation>0 0 0</translation><orientation>0 0 1.5707963267948966"
+    "</orientation></PhysicalOffsetFrame>\n"
+    "      </frames>\n"
+    "    </SliderJoint>\n"
+    "    <SliderJoint name=\"lower\">\n"
+    "      <socket_parent_frame>low_block1</socket_parent_frame>\n"
+    "      <socket_child_frame>low_block2</socket_child_frame>\n"
+    "      <coordinates><Coordinate name=\"y2\"><default_value>-0.6</default_value>"
+    "<range>-3 1</range></Coordinate></coordinates>\n"
+    "      <frames>\n"
+    "        <PhysicalOffsetFrame name=\"low_block1\"><socket_parent>/bodyset/block1"
+    "</socket_parent><translation>0 0 0</translation><orientation>0 0 1.5707963267948966"
+    "</orientation></PhysicalOffsetFrame>\n"
+    "        <PhysicalOffsetFrame name=\"low_block2\"><socket_parent>/bodyset/block2"
+    "</socket_parent><translation>0 0 0</translation><orientation>0 0 1.5707963267948966"
+    "</orientation></PhysicalOffsetFrame>\n"
+    "      </frames>\n"
+    "    </SliderJoint>\n"
+    "  </objects></JointSet>\n"
+    "  <ContactGeometrySet><objects>\n"
+    "    <ContactHalfSpace name=\"floor\"><socket_frame>/ground</socket_frame>"
+    "<location>0 0 0</location><orientation>0 0 -1.5707963267948966</orientation>"
+    "</ContactHalfSpace>\n"
+    "    <ContactSphere name=\"block2_foot\"><socket_frame>/bodyset/block2</socket_frame>"
+    "<location>0 0 0</location><orientation>0 0 0</orientation><radius>0.05</radius>"
+    "</ContactSphere>\n"
+    "  </objects></ContactGeometrySet>\n"
+    "  <ForceSet><objects>\n"
+    "    <SpringGeneralizedForce name=\"spring1\"><coordinate>y1</coordinate>"
+    "<stiffness>200</stiffness><rest_length>1.0</rest_length><viscosity>2</viscosity>"
+    "</SpringGeneralizedForce>\n"
+    "    <SpringGeneralizedForce name=\"spring2\"><coordinate>y2</coordinate>"
+    "<stiffness>150</stiffness><rest_length>-0.9</rest_length><viscosity>1</viscosity>"
+    "</SpringGeneralizedForce>\n"
+    "    <HuntCrossleyForce name=\"contact\">\n"
+    "      <HuntCrossleyForce::ContactParametersSet name=\"contact_parameters\"><objects>\n"
+    "        <HuntCrossleyForce::ContactParameters><geometry>floor block2_foot</geometry>"
+    "<stiffness>1e6</stiffness><dissipation>0.5</dissipation><static_friction>0"
+    "</static_friction><dynamic_friction>0</dynamic_friction><viscous_friction>0"
+    "</viscous_friction></HuntCrossleyForce::ContactParameters>\n"
+    "      </objects></HuntCrossleyForce::ContactParametersSet>\n"
+    "      <transition_velocity>0.01</transition_velocity>\n"
+    "    </HuntCrossleyForce>\n"
+    "  </objects></ForceSet>\n"
+    "</Model>\n"
+    "</OpenSimDocument>\n";
+
 static const struct {
   const char* name;
   const char* text;
@@ -102,6 +177,7 @@ static const struct {
 } models[] = {
     {"double_pendulum", double_pendulum, "two 1 kg point masses on 0.5 m rods, pin joints"},
     {"bouncing_ball", bouncing_ball, "a 1 kg ball dropped onto a floor, Hunt-Crossley contact"},
+    {"spring_blocks", spring_blocks, "two blocks on springs, the lower landing on the floor"},
 };
 
 const char* mbs_builtin_model(const char* name) {

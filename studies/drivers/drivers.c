@@ -16,6 +16,7 @@ extern const mbs_driver_ops mbs_driver_posture;
 extern const mbs_driver_ops mbs_driver_sobol;
 extern const mbs_driver_ops mbs_driver_morris;
 extern const mbs_driver_ops mbs_driver_local;
+extern const mbs_driver_ops mbs_driver_fit;
 
 typedef struct driver_entry {
   const char* section;         // the spec's section that selects it
@@ -28,6 +29,7 @@ static const driver_entry table[] = {
     {"sensitivity", "sobol", &mbs_driver_sobol, 0},
     {"sensitivity", "morris", &mbs_driver_morris, 0},
     {"sensitivity", "local", &mbs_driver_local, 0},
+    {"fit", NULL, &mbs_driver_fit, 0},
     {"posture", NULL, &mbs_driver_posture, 1},
 };
 #define NTABLE (sizeof(table) / sizeof(table[0]))

@@ -1,12 +1,14 @@
 #!/bin/sh
 # A study killed with SIGKILL in the middle, and another stopped with SIGTERM, both resumed
 # with --resume, must give the same file as an uninterrupted run (wall times aside).
-# usage: kill_resume.sh MBSTUDY SPEC WORKDIR COMPARE_PY
+# usage: kill_resume.sh MBSTUDY SPEC WORKDIR COMPARE_PY [BYTES]
+# (the runs are stopped once the journals hold BYTES, default 1000000)
 set -u
 mbstudy=$1
 spec=$2
 dir=$3
 compare=$4
+threshold=${5:-1000000}
 rm -rf "$dir"
 mkdir -p "$dir"
 
@@ -26,7 +28,7 @@ interrupt() {
   i=0
   while [ $i -lt 3000 ]; do
     size=$(cat "$out".parts/*.bin 2>/dev/null | wc -c)
-    [ "$size" -gt 1000000 ] && break
+    [ "$size" -gt "$threshold" ] && break
     sleep 0.02
     i=$((i + 1))
   done

@@ -110,10 +110,15 @@ static void make_sobol(const char* path, const char* method, int nextra) {
     if (o < 2) snprintf(name, sizeof name, "%s", onames[o]);
     else snprintf(name, sizeof name, "extra_%02d", o - 2);
     hid_t og = H5Gcreate2(sc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    put_vector(og, "S1", 3, SOBOL_S1[o % 2]);
-    put_vector(og, "S1_conf", 3, conf1);
-    put_vector(og, "ST", 3, SOBOL_ST[o % 2]);
-    put_vector(og, "ST_conf", 3, conf2);
+    const double none[3] = {NAN, NAN, NAN};
+    const int failed = o == 2;  // extra_00: the analysis failed, NaN everywhere
+    if (failed)
+      EXPECT_OK(mbs_h5_attr_string(path, &err, og, "analysis_failed",
+                                   "extra_00: 3 good samples of 64, too few for the indices"));
+    put_vector(og, "S1", 3, failed ? none : SOBOL_S1[o % 2]);
+    put_vector(og, "S1_conf", 3, failed ? none : conf1);
+    put_vector(og, "ST", 3, failed ? none : SOBOL_ST[o % 2]);
+    put_vector(og, "ST_conf", 3, failed ? none : conf2);
     put_doubles(og, "S2", 2, dd, S2);
     put_doubles(og, "S2_conf", 2, dd, S2);
     H5Gclose(og);
@@ -209,11 +214,11 @@ static void make_calibration(const char* path) {
   free(x);
 }
 
-// twelve independent parameters as 25 steps x 12 walkers x 12, a few NaN, no mean/covariance
-static void make_calibration12(const char* path) {
-  enum { STEPS = 25, WALKERS = 12, D = 12 };
-  char names[D][48];
-  const char* pn[D];
+// D <= 12 independent parameters as 25 steps x 12 walkers x D, a few NaN, no mean/covariance
+static void make_independent(const char* path, int D) {
+  enum { STEPS = 25, WALKERS = 12 };
+  char names[12][48];
+  const char* pn[12];
   for (int j = 0; j < D; j++) {
     snprintf(names[j], sizeof names[j], "/forceset/muscle_%02d/max_isometric_force", j);
     pn[j] = names[j];
@@ -223,7 +228,7 @@ static void make_calibration12(const char* path) {
     mbs_rng r = mbs_rng_make(SEED, (uint64_t)s, 1);
     for (int j = 0; j < D; j++) x[s * D + j] = 1000 * (j + 1) + 50 * mbs_rng_normal(&r);
   }
-  x[7 * D + 3] = NAN;
+  x[7 * D + D / 2] = NAN;
   x[9 * D + 0] = INFINITY;
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hid_t g = H5Gcreate2(f, "calibration", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -405,6 +410,9 @@ static void test_sobol(const char* dir, int keep) {
     const runs last = colour_runs(&im, BLUE, 40 + 2 * 620, 40 + 3 * 620, 120 + 3 * 470,
                                   120 + 4 * 470);
     EXPECT_TRUE(last.n >= 2);
+    // the third panel (extra_00, all NaN): no bars
+    EXPECT_EQ_INT(colour_runs(&im, BLUE, 40 + 2 * 620, 40 + 3 * 620, 120, 590).n, 0);
+    EXPECT_EQ_INT(colour_runs(&im, VERMILLION, 40 + 2 * 620, 40 + 3 * 620, 120, 590).n, 0);
     unload(&im);
   }
   if (!keep) unlink(png);
@@ -648,7 +656,7 @@ static void test_corner(const char* dir, int keep) {
 
   // twelve parameters: the first ten in panels of 150 px, no ellipses
   snprintf(png, sizeof png, "%s/plots_corner12_%ld.png", dir, (long)getpid());
-  make_calibration12(h5);
+  make_independent(h5, 12);
   EXPECT_OK(mbs_corner_plot_png(h5, png, &err));
   if (load(png, &im)) {
     EXPECT_EQ_INT(im.w, 170 + 10 * 150 + 9 * 10);
@@ -669,6 +677,22 @@ static void test_corner(const char* dir, int keep) {
       EXPECT_TRUE(n > 150 * 150 / 8);
       EXPECT_ABS(cx, x0 + 75, 150 * 0.1);
     }
+    unload(&im);
+  }
+  if (!keep) unlink(png);
+
+  // one parameter: its histogram alone, the picture 720 px wide at least
+  snprintf(png, sizeof png, "%s/plots_corner1_%ld.png", dir, (long)getpid());
+  make_independent(h5, 1);
+  EXPECT_OK(mbs_corner_plot_png(h5, png, &err));
+  if (load(png, &im)) {
+    EXPECT_EQ_INT(im.w, 720);
+    EXPECT_EQ_INT(im.h, 270 + 340);
+    long n;
+    double cx, cy;
+    colour_centre(&im, HIST_FILL, 130, 130 + 340, 150, 150 + 340, &cx, &cy, &n);
+    EXPECT_TRUE(n > 340 * 340 / 8);
+    EXPECT_ABS(cx, 130 + 170, 340 * 0.1);
     unload(&im);
   }
   if (!keep) unlink(png);
