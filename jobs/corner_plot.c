@@ -49,7 +49,7 @@ static char* short_name(const char* s) {
     if (seg) b--;  // skip the slash between the segments
     while (b > 0 && s[b - 1] != '/') b--;
   }
-  if (b > 0 && b < n && s[b] == '/') b++;
+  while (b < n && s[b] == '/') b++;  // "/mass": "mass"
   return strndup(s + b, n - b);
 }
 
@@ -660,8 +660,8 @@ static void draw(cairo_t* cr, const post* S, const layout* L, long* count, int k
   cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
   font(cr, 12, 0);
   const char* slash = strrchr(S->path, '/');
-  int n = snprintf(b2, sizeof b2, "%s: /calibration, %ld samples x %d parameters",
-                   slash ? slash + 1 : S->path, S->N, S->Dall);
+  int n = snprintf(b2, sizeof b2, "%s: /calibration, %ld samples x %d parameter%s",
+                   slash ? slash + 1 : S->path, S->N, S->Dall, S->Dall == 1 ? "" : "s");
   if (S->Dall > D && n > 0 && n < (int)sizeof b2)
     snprintf(b2 + n, sizeof b2 - (size_t)n, "; the first %d parameters shown, %d left out", D,
              S->Dall - D);

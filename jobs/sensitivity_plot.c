@@ -37,7 +37,8 @@ static const char* const fields[2][4] = {{"S1", "S1_conf", "ST", "ST_conf"},
 
 typedef struct output {
   char* name;
-  double* v[4];  // fields[method][k], D values each
+  double* v[4];         // fields[method][k], D values each
+  char failed[320];     // the group's attribute `analysis_failed` (why the indices are NaN)
 } output;
 
 // what is read from the file
@@ -99,7 +100,7 @@ static char* short_name(const char* s) {
     if (seg) b--;  // skip the slash between the segments
     while (b > 0 && s[b - 1] != '/') b--;
   }
-  if (b > 0 && b < n && s[b] == '/') b++;
+  while (b < n && s[b] == '/') b++;  // "/mass": "mass"
   return strndup(s + b, n - b);
 }
 
@@ -191,40 +192,79 @@ done:
   return rc;
 }
 
-// names of the groups under /sensitivity/scalars
+// a list of names
 typedef struct name_list {
   char** v;
   int n, cap;
   int nomem;
 } name_list;
 
-static herr_t collect_group(hid_t g, const char* name, const H5L_info_t* info, void* data) {
-  (void)info;
-  name_list* L = data;
-  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
-  if (o < 0) return 0;  // a dangling link: not an output
-  const int is_group = H5Iget_type(o) == H5I_GROUP;
-  H5Oclose(o);
-  if (!is_group) return 0;
+static int name_add(name_list* L, char* name) {
+  if (!name) return L->nomem = 1, -1;
   if (L->n == L->cap) {
     const int cap = L->cap ? 2 * L->cap : 16;
     char** v = realloc(L->v, (size_t)cap * sizeof *v);
     if (!v) {
-      L->nomem = 1;
-      return -1;
+      free(name);
+      return L->nomem = 1, -1;
     }
     L->v = v;
     L->cap = cap;
   }
-  if (!(L->v[L->n] = strdup(name))) {
-    L->nomem = 1;
-    return -1;
-  }
-  L->n++;
+  L->v[L->n++] = name;
   return 0;
 }
 
-// the outputs in creation order when the group tracks it, else by name
+static void name_list_free(name_list* L) {
+  for (int i = 0; i < L->n; i++) free(L->v[i]);
+  free(L->v);
+  L->v = NULL;
+  L->n = L->cap = 0;
+}
+
+// H5Literate callback: the names of the groups in a group
+static herr_t collect_group(hid_t g, const char* name, const H5L_info_t* info, void* data) {
+  (void)info;
+  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+  if (o < 0) return 0;  // a dangling link: not an output
+  const int is_group = H5Iget_type(o) == H5I_GROUP;
+  H5Oclose(o);
+  return is_group ? name_add(data, strdup(name)) : 0;
+}
+
+// the outputs under the group g (named `prefix` below /sensitivity/scalars, "" at the top): a
+// group holding the dataset `field` is an output, any other group is searched (output names
+// may contain '/', e.g. bodies/rod2/position_max); 0 or -1 (HDF5 error or out of memory)
+static int walk_outputs(hid_t g, const char* prefix, const char* field, name_list* out,
+                        int depth) {
+  name_list kids = {NULL, 0, 0, 0};
+  hsize_t idx = 0;
+  int rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_group, &kids) < 0 ? -1 : 0;
+  for (int i = 0; i < kids.n && !rc; i++) {
+    hid_t sub = H5Gopen2(g, kids.v[i], H5P_DEFAULT);
+    if (sub < 0) {
+      rc = -1;
+      break;
+    }
+    char* full = mbs_format_string("%s%s%s", prefix, *prefix ? "/" : "", kids.v[i]);
+    const htri_t has = full ? H5Lexists(sub, field, H5P_DEFAULT) : 0;
+    if (!full) out->nomem = 1, rc = -1;
+    else if (has > 0) rc = name_add(out, full), full = NULL;
+    else if (has < 0) rc = -1;
+    else if (depth < 8) rc = walk_outputs(sub, full, field, out, depth + 1);
+    free(full);
+    H5Gclose(sub);
+  }
+  if (kids.nomem) out->nomem = 1;
+  name_list_free(&kids);
+  return rc;
+}
+
+static int natural_order(const void* a, const void* b) {
+  return strverscmp(*(char* const*)a, *(char* const*)b);
+}
+
+// the outputs in natural order of their names (r2 before r10)
 static int list_outputs(sens* S, hid_t f, mbs_error* err) {
   const char* path = S->path;
   const char* grp = "/sensitivity/scalars";
@@ -236,16 +276,12 @@ static int list_outputs(sens* S, hid_t f, mbs_error* err) {
     return 0;
   }
   H5TRY(g = H5Gopen2(f, grp, H5P_DEFAULT), "open %s", grp);
-  hsize_t idx = 0;
-  if (H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, collect_group, &L) < 0 && !L.nomem) {
-    H5Eclear2(H5E_DEFAULT);  // creation order not tracked
-    for (int i = 0; i < L.n; i++) free(L.v[i]);
-    L.n = 0;
-    idx = 0;
-    H5TRY(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_group, &L),
-          "list the outputs in %s", grp);
+  if (walk_outputs(g, "", fields[S->method][0], &L, 0) < 0) {
+    if (L.nomem) rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+    else rc = mbs_h5_fail(err, path, "list the outputs in %s", grp);
+    goto done;
   }
-  if (L.nomem) rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
+  if (L.n > 1) qsort(L.v, (size_t)L.n, sizeof *L.v, natural_order);
 done:
   mbs_h5_close(&g, H5Gclose);
   S->onames = L.v;
@@ -283,6 +319,8 @@ static int read_sensitivity(sens* S, hid_t f, mbs_error* err) {
   char name[1200];
   for (int o = 0; o < S->nshown; o++) {
     S->out[o].name = S->onames[o];
+    snprintf(name, sizeof name, "/sensitivity/scalars/%s", S->onames[o]);
+    read_attr_text(f, name, "analysis_failed", S->out[o].failed, sizeof S->out[o].failed);
     for (int k = 0; k < 4; k++) {
       snprintf(name, sizeof name, "/sensitivity/scalars/%s/%s", S->onames[o],
                fields[S->method][k]);
@@ -388,14 +426,15 @@ static void set_rgb(cairo_t* cr, const double* rgb) {
   cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
 }
 
-// horizontal grid lines and their labels every `step` from v0 to v1, the frame around
+// horizontal grid lines and their labels at the multiples of `step` from v0 to v1
 static void y_grid(cairo_t* cr, const frame* F, double step) {
   char buf[64];
   font(cr, 12, 0);
   cairo_set_line_width(cr, 1);
-  const int nt = (int)floor((F->v1 - F->v0) / step + 1e-6);
+  const double first = ceil(F->v0 / step - 1e-6) * step;
+  const int nt = (int)floor((F->v1 - first) / step + 1e-6);
   for (int i = 0; i <= nt; i++) {
-    const double v = F->v0 + i * step, y = round(fy(F, v)) + 0.5;
+    const double v = first + i * step, y = round(fy(F, v)) + 0.5;
     cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
     cairo_move_to(cr, F->x0, y);
     cairo_line_to(cr, F->x1, y);
@@ -458,6 +497,28 @@ static void error_bar(cairo_t* cr, int horizontal, double c, double a, double b,
   cairo_stroke(cr);
 }
 
+// what a panel without values says: `what` and, when the driver recorded it, why
+static void no_values(cairo_t* cr, const frame* F, const char* what, const char* why) {
+  char buf[400];
+  cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+  font(cr, 14, 0);
+  const double xc = 0.5 * (F->x0 + F->x1), yc = 0.5 * (F->y0 + F->y1);
+  text(cr, xc, yc, what, 0.5);
+  if (!why || !*why) return;
+  font(cr, 12, 0);
+  text(cr, xc, yc + 22, fit(cr, why, F->x1 - F->x0 - 20, buf, sizeof buf), 0.5);
+}
+
+// a small arrowhead with its tip at (x, y) pointing along (dx, dy) (a unit axis direction):
+// where an error bar leaves the frame
+static void arrowhead(cairo_t* cr, double x, double y, double dx, double dy) {
+  cairo_move_to(cr, x, y);
+  cairo_line_to(cr, x - 7 * dx - 4 * dy, y - 7 * dy - 4 * dx);
+  cairo_line_to(cr, x - 7 * dx + 4 * dy, y - 7 * dy + 4 * dx);
+  cairo_close_path(cr);
+  cairo_fill(cr);
+}
+
 // ------------------------------------------------------------------------------------------
 // Sobol': grouped bars
 
@@ -468,13 +529,15 @@ static void draw_sobol(cairo_t* cr, const sens* S, const output* o, double px, d
   char buf[600], b2[600];
   // the y range: 0..1, extended to the estimates outside it
   double lo = 0, hi = 1;
+  int any = 0;
   for (int i = 0; i < D; i++) {
-    if (isfinite(S1[i])) lo = fmin(lo, S1[i]), hi = fmax(hi, S1[i]);
-    if (isfinite(ST[i])) lo = fmin(lo, ST[i]), hi = fmax(hi, ST[i]);
+    if (isfinite(S1[i])) lo = fmin(lo, S1[i]), hi = fmax(hi, S1[i]), any = 1;
+    if (isfinite(ST[i])) lo = fmin(lo, ST[i]), hi = fmax(hi, ST[i]), any = 1;
   }
-  const double step = nice_step(hi - lo);
-  lo = floor(lo / step - 1e-9) * step;
-  hi = ceil(hi / step - 1e-9) * step;
+  // beyond 0 and 1 by whole half steps (ticks stay on whole steps)
+  const double step = nice_step(hi - lo), half = 0.5 * step;
+  lo = floor(lo / half + 1e-9) * half;
+  hi = ceil(hi / half - 1e-9) * half;
   frame F = {px + 74, px + pw - 22, py + 44, py + PANEL_H - 112, 0, D, lo, hi};
 
   cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
@@ -492,7 +555,6 @@ static void draw_sobol(cairo_t* cr, const sens* S, const output* o, double px, d
   const double y0 = fy(&F, 0);
   cairo_save(cr);
   clip_to(cr, &F);
-  int any = 0;
   for (int i = 0; i < D; i++) {
     const double xc = F.x0 + (i + 0.5) * gw;
     const double* v[2] = {S1, ST};
@@ -500,7 +562,6 @@ static void draw_sobol(cairo_t* cr, const sens* S, const output* o, double px, d
     for (int k = 0; k < 2; k++) {
       const double x = k ? xc + 1 : xc - 1 - bw;
       if (!isfinite(v[k][i])) continue;
-      any = 1;
       const double y = fy(&F, v[k][i]);
       set_rgb(cr, palette[k]);
       cairo_rectangle(cr, round(x), fmin(y, y0), round(x + bw) - round(x), fabs(y - y0));
@@ -508,12 +569,14 @@ static void draw_sobol(cairo_t* cr, const sens* S, const output* o, double px, d
       if (isfinite(c[k][i]) && c[k][i] > 0) {
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         cairo_set_line_width(cr, 1.4);
-        error_bar(cr, 0, x + 0.5 * bw, fy(&F, v[k][i] - c[k][i]), fy(&F, v[k][i] + c[k][i]),
-                  fmin(0.25 * bw, 6));
+        const double ya = fy(&F, v[k][i] - c[k][i]), yb = fy(&F, v[k][i] + c[k][i]);
+        error_bar(cr, 0, x + 0.5 * bw, ya, yb, fmin(0.25 * bw, 6));
+        if (yb < F.y0) arrowhead(cr, x + 0.5 * bw, F.y0, 0, -1);
+        if (ya > F.y1) arrowhead(cr, x + 0.5 * bw, F.y1, 0, 1);
       }
     }
     for (int k = 0; k < 2; k++) {  // "n/a" where an index is missing
-      if (isfinite(v[k][i])) continue;
+      if (isfinite(v[k][i]) || !any) continue;
       cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
       font(cr, 11, 0);
       text(cr, k ? xc + 1 + 0.5 * bw : xc - 1 - 0.5 * bw, y0 - 5, "n/a", 0.5);
@@ -527,11 +590,7 @@ static void draw_sobol(cairo_t* cr, const sens* S, const output* o, double px, d
   cairo_stroke(cr);
   cairo_restore(cr);
   frame_box(cr, &F);
-  if (!any) {
-    cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-    font(cr, 14, 0);
-    text(cr, 0.5 * (F.x0 + F.x1), 0.5 * (F.y0 + F.y1), "no finite indices", 0.5);
-  }
+  if (!any) no_values(cr, &F, "no finite indices", o->failed);
   // parameter names under the groups, at 45 degrees, ending at the group's tick
   font(cr, 12, 0);
   for (int i = 0; i < D; i++) {
@@ -605,7 +664,9 @@ static void draw_morris(cairo_t* cr, const sens* S, const output* o, double px, 
     ymax = fmax(ymax, sg[i]);
   }
   if (!(xmax > 0)) xmax = 1;
-  if (!(ymax > 0)) ymax = 1;
+  // sigma at least a tenth of mu_star's range, so that rounding noise (sigma 1e-16 of a linear
+  // model) is not blown up to fill the panel
+  if (!(ymax > 0.1 * xmax)) ymax = 0.1 * xmax;
   xmax *= 1.05;
   ymax *= 1.08;
   const double xs = nice_step(xmax), ys = nice_step(ymax);
@@ -644,6 +705,7 @@ static void draw_morris(cairo_t* cr, const sens* S, const output* o, double px, 
   for (int i = 0; i < D; i++) {
     if (!isfinite(ms[i]) || !isfinite(sg[i]) || !isfinite(msc[i]) || !(msc[i] > 0)) continue;
     error_bar(cr, 1, fy(&F, sg[i]), fx(&F, ms[i] - msc[i]), fx(&F, ms[i] + msc[i]), 4);
+    if (ms[i] - msc[i] < F.u0) arrowhead(cr, F.x0, fy(&F, sg[i]), -1, 0);
   }
   cairo_restore(cr);  // markers at the frame's edges are drawn whole
   enum { NPLACED = 3 * 64 };
@@ -682,16 +744,19 @@ static void draw_morris(cairo_t* cr, const sens* S, const output* o, double px, 
       pick = x + 6 + w <= F.x1 ? 0 : 3;
       b = (box){cand[pick][0] - 1, cand[pick][1] - 11, cand[pick][0] + w + 1, cand[pick][1] + 3};
     }
+    // dark text on a white halo, readable over the grid and the dashed line
+    cairo_move_to(cr, cand[pick][0], cand[pick][1]);
+    cairo_text_path(cr, s);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_set_line_width(cr, 3);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_stroke_preserve(cr);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    text(cr, cand[pick][0], cand[pick][1], s, 0);
+    cairo_fill(cr);
     if (np < NPLACED) placed[np++] = b;
   }
   frame_box(cr, &F);
-  if (!any) {
-    cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-    font(cr, 14, 0);
-    text(cr, 0.5 * (F.x0 + F.x1), 0.5 * (F.y0 + F.y1), "no finite effects", 0.5);
-  }
+  if (!any) no_values(cr, &F, "no finite effects", o->failed);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -719,13 +784,13 @@ static void draw(cairo_t* cr, const sens* S, int W, int H, int cols, int PW) {
   text(cr, margin, 40, fit(cr, b2, W - 2 * margin, buf, sizeof buf), 0);
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
   if (S->method == SOBOL)
-    snprintf(b2, sizeof b2, "%d parameters, %d scalar output%s: the share of the output's "
+    snprintf(b2, sizeof b2, "%d parameter%s, %d scalar output%s: the share of the output's "
              "variance due to each parameter alone (S1) and with its interactions (ST)", S->D,
-             S->nout, S->nout == 1 ? "" : "s");
+             S->D == 1 ? "" : "s", S->nout, S->nout == 1 ? "" : "s");
   else
-    snprintf(b2, sizeof b2, "%d parameters, %d scalar output%s: right = influential, above "
-             "the dashed line σ = μ* = non-linear or interacting", S->D, S->nout,
-             S->nout == 1 ? "" : "s");
+    snprintf(b2, sizeof b2, "%d parameter%s, %d scalar output%s: right = influential, above "
+             "the dashed line σ = μ* = non-linear or interacting", S->D, S->D == 1 ? "" : "s",
+             S->nout, S->nout == 1 ? "" : "s");
   for (size = 14, font(cr, size, 0); size > 11 && text_width(cr, b2) > W - 2 * margin;
        font(cr, size, 0))
     size -= 0.5;
@@ -783,10 +848,10 @@ static void draw(cairo_t* cr, const sens* S, int W, int H, int cols, int PW) {
   cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
   font(cr, 12, 0);
   const char* slash = strrchr(S->path, '/');
-  int n = snprintf(b2, sizeof b2, "%s: /sensitivity (method %s), %d parameters, %d scalar "
+  int n = snprintf(b2, sizeof b2, "%s: /sensitivity (method %s), %d parameter%s, %d scalar "
                    "output%s", slash ? slash + 1 : S->path,
-                   S->method == SOBOL ? "sobol" : "morris", S->D, S->nout,
-                   S->nout == 1 ? "" : "s");
+                   S->method == SOBOL ? "sobol" : "morris", S->D, S->D == 1 ? "" : "s",
+                   S->nout, S->nout == 1 ? "" : "s");
   if (S->nout > S->nshown && n > 0 && n < (int)sizeof b2)
     snprintf(b2 + n, sizeof b2 - (size_t)n, "; %d more not shown (the first %d are)",
              S->nout - S->nshown, S->nshown);

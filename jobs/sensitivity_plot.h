@@ -12,8 +12,10 @@
 // (D doubles each, NaN allowed)
 //   sobol:  S1, S1_conf, ST, ST_conf (S2 and S2_conf, D x D, are not drawn)
 //   morris: mu, mu_star, sigma, mu_star_conf (mu is not drawn).
-// Outputs are drawn in creation order when the file tracks it, else by name; trajectory indices
-// (/sensitivity/trajectories) are not drawn.
+// An output is a group below /sensitivity/scalars holding S1 (sobol) or mu_star (morris): names
+// may contain '/' (bodies/rod2/position_max). Outputs are drawn in the natural order of their
+// names (r2 before r10); an output group's attribute `analysis_failed` is shown in its panel
+// when it has no finite values; trajectory indices (/sensitivity/trajectories) are not drawn.
 //
 // Layout: a header of 120 px (title, subtitle, legend), then one panel per output, at most
 // MBS_SENSITIVITY_PLOT_MAX_PANELS (the first ones; the footer says how many more there are), in

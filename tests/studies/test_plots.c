@@ -1,11 +1,12 @@
 // The pictures of sensitivity and calibration studies (jobs/sensitivity_plot.c,
 // jobs/corner_plot.c) drawn from synthetic study files written here with the HDF5 C API, and
 // read back as pixels:
-// - Sobol' (2 outputs, D = 3, creation order not alphabetical): the picture's size from the
-//   header's layout; bars of S1 = 0.8 and 0.1 in the ratio 8 (heights are linear in the value),
-//   a negative estimate drawn below the zero line, a NaN estimate drawn as no bar, ST = 1.1
-//   against 0.35 in the ratio 1.1 / 0.35 (the axis extended above 1), the first panel showing
-//   the output created first; 14 outputs: the first 12 panels drawn.
+// - Sobol' (2 outputs, D = 3): the picture's size from the header's layout; bars of S1 = 0.8
+//   and 0.1 in the ratio 8 (heights are linear in the value), a negative estimate drawn below
+//   the zero line, a NaN estimate drawn as no bar, ST = 1.1 against 0.35 in the ratio 1.1 / 0.35
+//   (the axis extended above 1), panels in the order of the names, not of creation; 15 outputs
+//   (one nested, bodies/rod2/position_max): the first 12 in natural order (z_extra_2 before
+//   z_extra_10), a failed analysis drawn without bars.
 // - Morris (D = 4): the markers' centres are an affine image of (mu_star, sigma): ratios of
 //   their pixel differences equal ratios of the values.
 // - Calibration (N = 2000 draws of a correlated 2-D Gaussian, mbs_rng): in the 2-D histogram
@@ -88,8 +89,11 @@ static const char* const PNAMES[3] = {"/bodyset/torso/mass",
                                       "/forceset/soleus_r/max_isometric_force",
                                       "/jointset/knee_r/knee_angle_r/range"};
 
-// Sobol' indices of two outputs, created in the order peak_force, hip_range (with `nextra`
-// further outputs extra_00, ...); method as given
+// Sobol' indices of two outputs, created in the order peak_force, hip_range (drawn in the
+// order of their names: hip_range first); with `nextra` > 0 also bodies/rod2/position_max (a
+// name with slashes: nested groups) with peak_force's values, and z_extra_0 .. z_extra_<nextra-1>
+// with hip_range's, except z_extra_0 (the analysis failed: NaN everywhere, the reason in an
+// attribute) and z_extra_10, z_extra_11 (S1 NaN)
 static const double SOBOL_S1[2][3] = {{0.8, 0.1, -0.05}, {0.3, NAN, 0.5}};
 static const double SOBOL_ST[2][3] = {{0.85, 0.2, 0.02}, {0.35, 0.6, 1.1}};
 
@@ -101,28 +105,39 @@ static void make_sobol(const char* path, const char* method, int nextra) {
   put_strings(g, "parameter_names", 3, PNAMES);
   hid_t sc = ordered_group(g, "scalars");
   const double conf1[3] = {0.05, 0.03, 0.04}, conf2[3] = {0.04, 0.05, 0.06};
+  const double none[3] = {NAN, NAN, NAN};
   double S2[9];
   for (int i = 0; i < 9; i++) S2[i] = i % 4 == 0 ? NAN : 0.01 * i;
   const hsize_t dd[2] = {3, 3};
-  const char* onames[2] = {"peak_force", "hip_range"};
-  for (int o = 0; o < 2 + nextra; o++) {
-    char name[32];
-    if (o < 2) snprintf(name, sizeof name, "%s", onames[o]);
-    else snprintf(name, sizeof name, "extra_%02d", o - 2);
-    hid_t og = H5Gcreate2(sc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    const double none[3] = {NAN, NAN, NAN};
-    const int failed = o == 2;  // extra_00: the analysis failed, NaN everywhere
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  const int nout = 2 + (nextra ? 1 + nextra : 0);
+  for (int o = 0; o < nout; o++) {
+    char name[48];
+    int set = o % 2, failed = 0, s1_nan = 0;
+    if (o == 0) snprintf(name, sizeof name, "peak_force");
+    else if (o == 1) snprintf(name, sizeof name, "hip_range");
+    else if (o == 2) snprintf(name, sizeof name, "bodies/rod2/position_max"), set = 0;
+    else {
+      const int e = o - 3;
+      snprintf(name, sizeof name, "z_extra_%d", e);
+      set = 1;
+      failed = e == 0;
+      s1_nan = e == 10 || e == 11;
+    }
+    hid_t og = H5Gcreate2(sc, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
     if (failed)
       EXPECT_OK(mbs_h5_attr_string(path, &err, og, "analysis_failed",
-                                   "extra_00: 3 good samples of 64, too few for the indices"));
-    put_vector(og, "S1", 3, failed ? none : SOBOL_S1[o % 2]);
-    put_vector(og, "S1_conf", 3, failed ? none : conf1);
-    put_vector(og, "ST", 3, failed ? none : SOBOL_ST[o % 2]);
+                                   "z_extra_0: 3 good samples of 64, too few for the indices"));
+    put_vector(og, "S1", 3, failed || s1_nan ? none : SOBOL_S1[set]);
+    put_vector(og, "S1_conf", 3, failed || s1_nan ? none : conf1);
+    put_vector(og, "ST", 3, failed ? none : SOBOL_ST[set]);
     put_vector(og, "ST_conf", 3, failed ? none : conf2);
     put_doubles(og, "S2", 2, dd, S2);
     put_doubles(og, "S2_conf", 2, dd, S2);
     H5Gclose(og);
   }
+  H5Pclose(lcpl);
   H5Gclose(sc);
   // trajectory indices: not drawn
   hid_t tg = H5Gcreate2(g, "trajectories", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -369,7 +384,7 @@ static void test_sobol(const char* dir, int keep) {
       printf("), ST bars %d (heights", st.n);
       for (int k = 0; k < st.n; k++) printf(" %d", st.bottom[k] - st.top[k] + 1);
       printf(")\n");
-      if (o == 0) {  // peak_force, created first: S1 0.8, 0.1, -0.05
+      if (o == 1) {  // peak_force (created first, drawn second): S1 0.8, 0.1, -0.05
         EXPECT_EQ_INT(s1.n, 3);
         EXPECT_EQ_INT(st.n, 3);
         if (s1.n != 3) continue;
@@ -400,19 +415,26 @@ static void test_sobol(const char* dir, int keep) {
   }
   if (!keep) unlink(png);
 
-  // fourteen outputs: four rows of three panels, the twelfth drawn, nothing beyond
-  snprintf(png, sizeof png, "%s/plots_sobol14_%ld.png", dir, (long)getpid());
+  // fifteen outputs: four rows of three panels. In natural order bodies/rod2/position_max,
+  // hip_range, peak_force, z_extra_0 (failed: no bars), z_extra_1 .. z_extra_8 (S1 bars); left
+  // out z_extra_9, z_extra_10 and z_extra_11 (no S1: in plain string order they would come
+  // fifth and sixth)
+  snprintf(png, sizeof png, "%s/plots_sobol15_%ld.png", dir, (long)getpid());
   make_sobol(h5, "sobol", 12);
   EXPECT_OK(mbs_sensitivity_plot_png(h5, png, &err));
   if (load(png, &im)) {
     EXPECT_EQ_INT(im.w, 80 + 3 * 620);
     EXPECT_EQ_INT(im.h, 120 + 4 * 470 + 40);
-    const runs last = colour_runs(&im, BLUE, 40 + 2 * 620, 40 + 3 * 620, 120 + 3 * 470,
-                                  120 + 4 * 470);
-    EXPECT_TRUE(last.n >= 2);
-    // the third panel (extra_00, all NaN): no bars
-    EXPECT_EQ_INT(colour_runs(&im, BLUE, 40 + 2 * 620, 40 + 3 * 620, 120, 590).n, 0);
-    EXPECT_EQ_INT(colour_runs(&im, VERMILLION, 40 + 2 * 620, 40 + 3 * 620, 120, 590).n, 0);
+    for (int p = 0; p < 12; p++) {
+      const int x0 = 40 + (p % 3) * 620, y0 = 120 + (p / 3) * 470;
+      const runs s1 = colour_runs(&im, BLUE, x0, x0 + 620, y0, y0 + 470);
+      const runs st = colour_runs(&im, VERMILLION, x0, x0 + 620, y0, y0 + 470);
+      EXPECT_EQ_INT(s1.n, p == 3 ? 0 : p == 0 || p == 2 ? 3 : 2);
+      EXPECT_EQ_INT(st.n, p == 3 ? 0 : 3);
+      if (p == 0 && s1.n == 3)  // the nested output has peak_force's values
+        EXPECT_NEAR((double)(s1.bottom[0] - s1.top[0] + 1) / (s1.bottom[1] - s1.top[1] + 1),
+                    0.8 / 0.1, 0.06);
+    }
     unload(&im);
   }
   if (!keep) unlink(png);
