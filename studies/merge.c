@@ -218,9 +218,18 @@ static void* merger_main(void* arg) {
     int progressed;
     rc = step(M, finish, &progressed);
     if (finish) break;
-    if (!progressed) {
-      const struct timespec pause = {0, 5000000};  // 5 ms
-      nanosleep(&pause, NULL);
+    if (!progressed) {  // 5 ms, or until someone waits for samples
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 5000000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+      }
+      pthread_mutex_lock(&M->lock);
+      if (!M->kicked) pthread_cond_timedwait(&M->kick, &M->lock, &until);
+      M->kicked = 0;
+      pthread_mutex_unlock(&M->lock);
     }
   }
   pthread_mutex_lock(&M->lock);
@@ -244,10 +253,12 @@ int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const 
   M->nthreads = nthreads;
   pthread_mutex_init(&M->lock, NULL);
   pthread_cond_init(&M->moved, NULL);
+  pthread_cond_init(&M->kick, NULL);
   M->running = 1;
   if (pthread_create(&M->thread, NULL, merger_main, M) != 0) {
     M->running = 0;
     pthread_cond_destroy(&M->moved);
+    pthread_cond_destroy(&M->kick);
     pthread_mutex_destroy(&M->lock);
     return MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "cannot start the writer thread");
   }
@@ -291,6 +302,8 @@ int mbs_merger_collect(mbs_merger* M, long first, long count, const double* expe
 
 int mbs_merger_wait(mbs_merger* M, long upto, mbs_error* err) {
   pthread_mutex_lock(&M->lock);
+  M->kicked = 1;
+  pthread_cond_signal(&M->kick);
   while (M->running && M->next < upto) pthread_cond_wait(&M->moved, &M->lock);
   const int ended = !M->running;
   const int rc = ended && M->rc != MBS_OK ? M->rc : MBS_OK;
@@ -314,6 +327,10 @@ int mbs_merger_end(mbs_merger* M, int ok, long final, mbs_error* err) {
   } else {
     M->stop = 1;
   }
+  pthread_mutex_lock(&M->lock);
+  M->kicked = 1;
+  pthread_cond_signal(&M->kick);
+  pthread_mutex_unlock(&M->lock);
   pthread_join(M->thread, NULL);
   const double t0 = now();
   int rc = M->rc;
@@ -372,6 +389,7 @@ int mbs_merger_commit(mbs_merger* M, int ok, mbs_error* err) {
   free(M->c_status);
   free(M->c_frames);
   pthread_cond_destroy(&M->moved);
+  pthread_cond_destroy(&M->kick);
   pthread_mutex_destroy(&M->lock);
   M->src = NULL;
   M->nsrc = 0;

@@ -54,7 +54,9 @@ typedef struct mbs_merger {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t moved;   // signalled when `next` moves or the merger ends
+  pthread_cond_t kick;    // signalled when samples are waited for: look at the journals now
   int running;
+  int kicked;
   volatile int finish;    // the workers are done: read everything, then close
   volatile int stop;      // abandon (the study was stopped or failed)
 } mbs_merger;

@@ -17,6 +17,7 @@ extern const mbs_driver_ops mbs_driver_sobol;
 extern const mbs_driver_ops mbs_driver_morris;
 extern const mbs_driver_ops mbs_driver_local;
 extern const mbs_driver_ops mbs_driver_fit;
+extern const mbs_driver_ops mbs_driver_calibration;
 
 typedef struct driver_entry {
   const char* section;         // the spec's section that selects it
@@ -30,6 +31,7 @@ static const driver_entry table[] = {
     {"sensitivity", "morris", &mbs_driver_morris, 0},
     {"sensitivity", "local", &mbs_driver_local, 0},
     {"fit", NULL, &mbs_driver_fit, 0},
+    {"calibration", NULL, &mbs_driver_calibration, 0},
     {"posture", NULL, &mbs_driver_posture, 1},
 };
 #define NTABLE (sizeof(table) / sizeof(table[0]))

@@ -49,7 +49,7 @@ static void put_strings(hid_t loc, const char* name, int n, const char* const* v
   size_t w = 1;
   for (int i = 0; i < n; i++)
     if (strlen(v[i]) > w) w = strlen(v[i]);
-  char* buf = calloc((size_t)n, w);
+  char* buf = calloc(n > 0 ? (size_t)n : 1, w);
   for (int i = 0; i < n; i++) memcpy(buf + i * w, v[i], strlen(v[i]));
   hid_t t = mbs_h5_str_type(w);
   const hsize_t dim = (hsize_t)n;
@@ -232,7 +232,7 @@ static void make_calibration(const char* path) {
 // D <= 12 independent parameters as 25 steps x 12 walkers x D, a few NaN, no mean/covariance
 static void make_independent(const char* path, int D) {
   enum { STEPS = 25, WALKERS = 12 };
-  char names[12][48];
+  char names[12][64];
   const char* pn[12];
   for (int j = 0; j < D; j++) {
     snprintf(names[j], sizeof names[j], "/forceset/muscle_%02d/max_isometric_force", j);
