@@ -15,7 +15,17 @@ struct mbs_results {
   mbs_h5_quiet quiet;
 };
 
+static mbs_results* open_mode(const char* path, unsigned mode, mbs_error* err);
+
 mbs_results* mbs_results_open(const char* path, mbs_error* err) {
+  return open_mode(path, H5F_ACC_RDWR, err);
+}
+
+mbs_results* mbs_results_open_read(const char* path, mbs_error* err) {
+  return open_mode(path, H5F_ACC_RDONLY, err);
+}
+
+static mbs_results* open_mode(const char* path, unsigned mode, mbs_error* err) {
   mbs_results* r = calloc(1, sizeof(*r));
   if (!r || !(r->path = strdup(path))) {
     free(r);
@@ -25,7 +35,8 @@ mbs_results* mbs_results_open(const char* path, mbs_error* err) {
   r->quiet = mbs_h5_quiet_begin();
   int rc = 0;
   r->file = r->gcpl = -1;
-  H5TRY(r->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), "open the file for writing");
+  H5TRY(r->file = H5Fopen(path, mode, H5P_DEFAULT),
+        mode == H5F_ACC_RDWR ? "open the file for writing" : "open the file");
   H5TRY(r->gcpl = H5Pcreate(H5P_GROUP_CREATE), "make group properties");
   H5TRY(H5Pset_obj_track_times(r->gcpl, 0), "set group properties");
 done:
@@ -273,6 +284,59 @@ int mbs_results_read_frames(mbs_results* r, const char* name, long f0, long nf, 
 done:
   mbs_h5_close(&ms, H5Sclose);
   mbs_h5_close(&fs, H5Sclose);
+  mbs_h5_close(&d, H5Dclose);
+  return rc;
+}
+
+int mbs_results_read_strings(mbs_results* r, const char* name, char*** out, int* n,
+                             mbs_error* err) {
+  const char* path = r->path;
+  int rc = 0;
+  hid_t d = -1, t = -1, mt = -1, sp = -1;
+  char* buf = NULL;
+  *out = NULL;
+  *n = 0;
+  if (!mbs_results_exists(r, name))
+    return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: no %s", path, name);
+  H5TRY(d = H5Dopen2(r->file, name, H5P_DEFAULT), "open '%s'", name);
+  H5TRY(t = H5Dget_type(d), "get the type of '%s'", name);
+  if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) > 0) {
+    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: %s is not a list of fixed-length strings", path,
+                  name);
+    goto done;
+  }
+  const size_t w = H5Tget_size(t) + 1;
+  H5TRY(sp = H5Dget_space(d), "get the dataspace of '%s'", name);
+  hsize_t dims[1] = {0};
+  if (H5Sget_simple_extent_ndims(sp) != 1) {
+    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: %s is not a list", path, name);
+    goto done;
+  }
+  H5TRY(H5Sget_simple_extent_dims(sp, dims, NULL), "get the shape of '%s'", name);
+  H5TRY(mt = H5Tcopy(H5T_C_S1), "make a string type");
+  H5TRY(H5Tset_size(mt, w), "make a string type");
+  H5TRY(H5Tset_strpad(mt, H5T_STR_NULLTERM), "make a string type");
+  H5TRY(H5Tset_cset(mt, H5Tget_cset(t)), "make a string type");
+  buf = calloc((size_t)dims[0] + 1, w);
+  *out = calloc((size_t)dims[0] + 1, sizeof(char*));
+  NOMEM(buf);
+  NOMEM(*out);
+  if (dims[0] > 0) H5TRY(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "read '%s'", name);
+  for (hsize_t i = 0; i < dims[0]; i++) {
+    (*out)[i] = strdup(buf + i * w);
+    NOMEM((*out)[i]);
+  }
+  *n = (int)dims[0];
+done:
+  if (rc && *out) {
+    for (hsize_t i = 0; (*out)[i]; i++) free((*out)[i]);
+    free(*out);
+    *out = NULL;
+  }
+  free(buf);
+  mbs_h5_close(&mt, H5Tclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&t, H5Tclose);
   mbs_h5_close(&d, H5Dclose);
   return rc;
 }

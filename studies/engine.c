@@ -501,10 +501,16 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   if (rc == MBS_OK && bad)
     rc = MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "another rank failed; see its messages");
   if (rc == MBS_OK && stopped) {
-    rc = MBS_FAIL(err, MBS_ERR_INTERRUPTED, parts,
-                  "stopped by a signal after %ld of %ld samples; the completed samples are in "
-                  "%s: run again with --resume to finish", R.done_before + res.done,
-                  R.end > 0 ? R.end : P.nsamples, parts);
+    if (D.ops->iterative)
+      rc = MBS_FAIL(err, MBS_ERR_INTERRUPTED, parts,
+                    "stopped by a signal after %ld samples; the completed samples are in %s: "
+                    "run again with --resume to go on from there", R.done_before + res.done,
+                    parts);
+    else
+      rc = MBS_FAIL(err, MBS_ERR_INTERRUPTED, parts,
+                    "stopped by a signal after %ld of %ld samples; the completed samples are "
+                    "in %s: run again with --resume to finish", R.done_before + res.done,
+                    P.nsamples, parts);
   }
   if (R.rank == 0 && R.merger_running) {
     const double t0 = now();

@@ -16,6 +16,8 @@ typedef struct mbs_results mbs_results;
 
 // Open the study file `path` for reading and writing. NULL with err filled on failure.
 mbs_results* mbs_results_open(const char* path, mbs_error* err);
+// Open a study file (or any HDF5 file) for reading only.
+mbs_results* mbs_results_open_read(const char* path, mbs_error* err);
 // Flush and close; frees r even on error.
 int mbs_results_close(mbs_results* r, mbs_error* err);
 
@@ -49,6 +51,10 @@ int mbs_results_read(mbs_results* r, const char* name, double** out, long* dims,
 // /trajectories/<q>): the frames [f0, f0 + nf) of every sample, into out (samples × nf × C).
 int mbs_results_read_frames(mbs_results* r, const char* name, long f0, long nf, double* out,
                             mbs_error* err);
+// Read a one-dimensional dataset of fixed-length strings: *out a NULL-terminated array of *n
+// new strings (free each and the array).
+int mbs_results_read_strings(mbs_results* r, const char* name, char*** out, int* n,
+                             mbs_error* err);
 // Whether the object `name` exists.
 int mbs_results_exists(mbs_results* r, const char* name);
 
