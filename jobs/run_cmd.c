@@ -8,8 +8,10 @@
 
 #include "mbs/spec.h"
 #include "mbs/study.h"
+#include "corner_plot.h"
 #include "posture_report.h"
 #include "progress.h"
+#include "sensitivity_plot.h"
 
 // launched by mpirun (Open MPI, MPICH/Hydra, Slurm's PMI)?
 static int under_mpi_launcher(void) {
@@ -56,6 +58,46 @@ static int posture_report(const char* output) {
   free(png);
   free(md);
   mbs_posture_report_cleanup();
+  return rc;
+}
+
+// <output stem><suffix> for <output>.h5 (a new string)
+static char* beside(const char* output, const char* suffix) {
+  const size_t n = strlen(output);
+  const size_t stem = n > 3 && !strcmp(output + n - 3, ".h5") ? n - 3 : n;
+  char* p = malloc(stem + strlen(suffix) + 1);
+  if (!p) return NULL;
+  memcpy(p, output, stem);
+  strcpy(p + stem, suffix);
+  return p;
+}
+
+// the picture of a study type that has one: Sobol' or Morris indices, a posterior's corner plot
+static int study_picture(const mbs_study_spec* spec, const char* output) {
+  const mbs_spec_section* sens = mbs_spec_find_section(spec, "sensitivity");
+  const int calibration = mbs_spec_find_section(spec, "calibration") != NULL;
+  int sensitivity = 0;
+  if (sens) {
+    char* m = NULL;
+    mbs_error e;
+    if (mbs_spec_section_string(sens, "method", "", 0, &m, &e) == MBS_OK)
+      sensitivity = !strcmp(m, "sobol") || !strcmp(m, "morris");
+    free(m);
+  }
+  if (!sensitivity && !calibration) return MBS_OK;
+  char* png = beside(output, ".png");
+  if (!png) return MBS_ERR_NO_MEMORY;
+  mbs_error err;
+  const int rc = sensitivity ? mbs_sensitivity_plot_png(output, png, &err)
+                             : mbs_corner_plot_png(output, png, &err);
+  if (rc == MBS_OK)
+    printf("wrote %s (%s)\n", png, sensitivity ? "the sensitivity indices"
+                                               : "the posterior samples, corner plot");
+  else
+    fprintf(stderr, "mbstudy run: %s\n", err.message);
+  free(png);
+  if (sensitivity) mbs_sensitivity_plot_cleanup();
+  else mbs_corner_plot_cleanup();
   return rc;
 }
 
@@ -125,8 +167,8 @@ int mbs_cmd_run(int argc, char** argv) {
   o.log = stderr;
   mbs_progress prog;
   if (rank == 0 && !quiet) {
-    fprintf(stderr, "mbstudy run: %s: %ld samples of '%s', %d rank%s\n", spec_path, spec->count,
-            spec->model, nranks, nranks == 1 ? "" : "s");
+    fprintf(stderr, "mbstudy run: %s: a study of '%s', %d rank%s\n", spec_path, spec->model,
+            nranks, nranks == 1 ? "" : "s");
     mbs_progress_start(&prog, stderr, "samples", spec->count);
     o.progress = on_progress;
     o.progress_user = &prog;
@@ -144,7 +186,10 @@ int mbs_cmd_run(int argc, char** argv) {
              "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
              "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
              res.wall_time, res.journal_time, res.merge_time, res.merge_busy);
-      if (spec->posture && posture_report(spec->output) != MBS_OK) exit_code = 1;
+      const int alone = spec->nsections == 0 || (spec->nsections == 1 &&
+                                                 mbs_spec_find_section(spec, "cohort"));
+      if (spec->posture && alone && posture_report(spec->output) != MBS_OK) exit_code = 1;
+      if (study_picture(spec, spec->output) != MBS_OK) exit_code = 1;
     } else {
       fprintf(stderr, "mbstudy run: %s\n", err.message);
     }
