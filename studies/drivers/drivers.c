@@ -4,7 +4,8 @@
 // The spec names its study type by a section: sensitivity (with its method), fit, calibration
 // or posture; without one it is a Monte Carlo study, or a grid when its sampling method is
 // grid. The posture section may also accompany another study type: it then prepares every
-// sample (quiet standing on the platform, the fall) for that study's design.
+// sample (quiet standing on the platform, the fall) for that study's design. A cohort section
+// runs the study (whichever it is) for every subject of a generated cohort.
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ extern const mbs_driver_ops mbs_driver_morris;
 extern const mbs_driver_ops mbs_driver_local;
 extern const mbs_driver_ops mbs_driver_fit;
 extern const mbs_driver_ops mbs_driver_calibration;
+int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err);
 
 typedef struct driver_entry {
   const char* section;         // the spec's section that selects it
@@ -106,7 +108,10 @@ int mbs_driver_create(const mbs_study_spec* spec, mbs_driver* d, mbs_error* err)
     d->prep->as_prep = 1;
     if ((rc = prep->ops->create(d->prep, spec, err))) return rc;
   }
-  return d->ops->create(d, spec, err);
+  if ((rc = d->ops->create(d, spec, err))) return rc;
+  // a generated cohort runs the design for every subject
+  if (mbs_spec_find_section(spec, "cohort")) return mbs_cohort_wrap(d, spec, err);
+  return MBS_OK;
 }
 
 void mbs_driver_destroy(mbs_driver* d) {
