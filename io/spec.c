@@ -1454,7 +1454,10 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   s->sampling_line = f[TOP_SAMPLING].line;
   if (f[TOP_SAMPLING].present) {
     if ((rc = read_sampling(c, s, f[TOP_SAMPLING].value, f[TOP_SAMPLING].line))) return rc;
-  } else if (f[TOP_POSTURE].present) {  // a posture study without a sampling section: the grid
+  } else if (f[TOP_POSTURE].present && !f[TOP_SENSITIVITY].present && !f[TOP_FIT].present &&
+             !f[TOP_CALIBRATION].present) {
+    // a posture study without a sampling section: the grid (with a sensitivity, fit or
+    // calibration section the posture prepares that study's samples instead)
     s->method = MBS_DESIGN_GRID;
     if ((rc = check_grid(c, s, 0, f[TOP_POSTURE].line))) return rc;
   }

@@ -46,6 +46,7 @@ typedef enum mbs_param_kind {
   MBS_PK_COORD_SPEED,   // a coordinate's initial speed
   MBS_PK_DRIVER,        // read by the driver itself (an axis of its design)
   MBS_PK_FUNCTION,      // an argument of a test function (index: its position)
+  MBS_PK_SYSTEM_SET,    // several instance parameters at once (a path with * or ?): linked[]
 } mbs_param_kind;
 
 typedef struct mbs_param_plan {
@@ -57,6 +58,11 @@ typedef struct mbs_param_plan {
   const char* unit;
   double lower, upper;  // the valid range of the model's parameter (-inf, inf when none)
   const mbs_spec_parameter* spec;  // NULL for a driver's axis
+  // MBS_PK_SYSTEM_SET: the parameters a pattern matched; with a scale the parameter's value is
+  // the factor on each one's own model value, else the value they all take
+  int nlinked;
+  int* linked;          // indices into the State's parameter vector
+  double* linked_base;  // their model values
 } mbs_param_plan;
 
 enum { MBS_Q_Q = 0, MBS_Q_U, MBS_Q_COM, MBS_Q_BODY_POS, MBS_Q_BODY_ORI, MBS_Q_CONTACT,

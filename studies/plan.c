@@ -1,6 +1,7 @@
 // The plan of a study (engine.h): the model, what each parameter sets, the trajectories and
 // frames, the events and the per-sample scalars, all resolved against the model and checked
 // before the first sample runs.
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -220,6 +221,48 @@ static int plan_function_params(mbs_plan* P, int first, mbs_error* err) {
   return MBS_OK;
 }
 
+// A path with * or ? (within a segment, as a shell's): every instance parameter it matches
+// (component [k] of each), set together. All must share a unit.
+static int plan_pattern(mbs_plan* P, mbs_param_plan* q, mbs_error* err) {
+  const mbs_spec_parameter* p = q->spec;
+  const mbs_study_spec* sp = P->spec;
+  const int nb = mbs_system_nparam_block(P->sys);
+  q->linked = malloc((size_t)(nb + 1) * sizeof(int));
+  q->linked_base = malloc((size_t)(nb + 1) * sizeof(double));
+  if (!q->linked || !q->linked_base) return NO_MEMORY(err);
+  q->lower = -INFINITY;
+  q->upper = INFINITY;
+  const char* first_path = NULL;
+  for (int b = 0; b < nb; b++) {
+    const mbs_param_info* info = mbs_system_param_block(P->sys, b);
+    if (fnmatch(p->path, info->path, FNM_PATHNAME) != 0 || p->component >= info->size) continue;
+    if (q->nlinked > 0 && strcmp(q->unit, info->unit))
+      return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
+                           "parameters: '%s' matches parameters of different units ('%s' in %s, "
+                           "'%s' in %s)", q->name, q->unit, first_path, info->unit, info->path);
+    if (!first_path) first_path = info->path;
+    q->unit = info->unit;
+    q->linked[q->nlinked] = info->index + p->component;
+    q->linked_base[q->nlinked] = mbs_system_param_default(P->sys, info->index + p->component);
+    q->lower = fmax(q->lower, info->lower);
+    q->upper = fmin(q->upper, info->upper);
+    q->nlinked++;
+  }
+  if (q->nlinked == 0)
+    return mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, p->line,
+                         "parameters: '%s' matches no parameter of model '%s' (* and ? match "
+                         "within one path segment; see mbstudy model params)", q->name,
+                         mbs_osim_name(P->om));
+  q->kind = MBS_PK_SYSTEM_SET;
+  q->index = q->linked[0];
+  q->base = q->linked_base[0];
+  if (p->is_scale) {  // the factor itself is the parameter's value
+    q->base = 1;
+    q->unit = "1 (factor on each matched parameter)";
+  }
+  return MBS_OK;
+}
+
 int mbs_plan_params(mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
   const int first = P->np;
@@ -247,6 +290,11 @@ int mbs_plan_params(mbs_plan* P, mbs_error* err) {
   for (int i = first; i < P->np; i++) {
     mbs_param_plan* q = &P->par[i];
     const mbs_spec_parameter* p = q->spec;
+    if (strpbrk(p->path, "*?")) {
+      const int rc = plan_pattern(P, q, err);
+      if (rc) return rc;
+      continue;
+    }
     const mbs_param_info* info = mbs_system_find_param(P->sys, p->path);
     if (info) {
       if (p->component < 0 || p->component >= info->size)
@@ -697,6 +745,8 @@ int mbs_plan_events_and_scalars(mbs_plan* P, mbs_error* err) {
 void mbs_plan_free(mbs_plan* P) {
   for (int i = 0; i < P->np; i++) {
     free(P->par[i].name);
+    free(P->par[i].linked);
+    free(P->par[i].linked_base);
     if (P->par[i].kind == MBS_PK_DRIVER) free((void*)P->dist[i].values);
   }
   free(P->par);

@@ -270,7 +270,13 @@ int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine) {
   mbs_error_clear((mbs_error*)mbs_state_error(st));
   double* prm = mbs_state_upd_params(st);
   for (int i = 0; i < P->np; i++)
-    if (P->par[i].kind == MBS_PK_SYSTEM) prm[P->par[i].index] = r->params[i];
+    if (P->par[i].kind == MBS_PK_SYSTEM) {
+      prm[P->par[i].index] = r->params[i];
+    } else if (P->par[i].kind == MBS_PK_SYSTEM_SET) {
+      const mbs_param_plan* q = &P->par[i];
+      for (int k = 0; k < q->nlinked; k++)
+        prm[q->linked[k]] = q->is_scale ? r->params[i] * q->linked_base[k] : r->params[i];
+    }
   // initial coordinates: the model's defaults, then the sampled ones
   const int nc = mbs_osim_ncoordinate(P->om);
   double* q0 = impl->q0;

@@ -147,7 +147,16 @@ static int posture_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
       return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, q->spec->line,
                            "parameters: '%s': a posture study sets the coordinates itself (quiet "
                            "standing)", q->spec->path);
-    if (q->kind == MBS_PK_SYSTEM && !strncmp(q->spec->path, "/functions/platform_t", 21))
+    int platform = q->kind == MBS_PK_SYSTEM && !strncmp(q->spec->path, "/functions/platform_t", 21);
+    for (int k = 0; q->kind == MBS_PK_SYSTEM_SET && k < q->nlinked; k++)
+      for (int s = 0; s < 3; s++) {
+        static const char* const sc[3] = {"/functions/platform_tx/prescribed/scale",
+                                           "/functions/platform_ty/prescribed/scale",
+                                           "/functions/platform_tz/prescribed/scale"};
+        const mbs_param_info* pi = mbs_system_find_param(P->sys, sc[s]);
+        platform = platform || (pi && q->linked[k] == pi->index);
+      }
+    if (platform)
       return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, q->spec->line,
                            "parameters: '%s': the posture grid sets the platform's displacement "
                            "(posture.magnitude and posture.direction)", q->spec->path);
