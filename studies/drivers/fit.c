@@ -175,8 +175,6 @@ static int fit_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   f->capacity = cap;
   P->nsamples = cap;
   f->phase = f->method == M_LM ? PH_LM : PH_CMAES;
-  const long most = f->method == M_LM ? 0 : 1;
-  (void)most;
   char m[32];
   snprintf(m, sizeof(m), "%d", f->T.m);
   return mbs_plan_attribute(P, "fit_residuals", m, err);
@@ -249,6 +247,7 @@ static int fit_next_batch(mbs_driver* d, const mbs_plan* P, mbs_batch* b, mbs_er
     f->count = mbs_cmaes_population(f->cma);
     if ((rc = grow(f, f->count, err)) || (rc = mbs_cmaes_ask(f->cma, f->points, err))) return rc;
   } else if (f->phase == PH_LM) {
+    if (!f->lm && (rc = start_lm(f, err))) return rc;
     if (f->lm->stop != MBS_LM_RUNNING) {
       snprintf(f->lm_stop, sizeof(f->lm_stop), "%s", mbs_lm_stop_text(f->lm->stop));
       f->phase = PH_DONE;

@@ -15,20 +15,7 @@ Exits 77 when h5py is unavailable.
 """
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"SKIPPED: /usr/bin/python3 cannot import h5py and numpy ({e})")
-    sys.exit(77)
-
-problems = []
-
-
-def check(cond, what):
-    if not cond:
-        problems.append(what)
-        print("FAIL:", what)
+from mbs_check import check, finish, h5py, np
 
 
 name, path = sys.argv[1], sys.argv[2]
@@ -76,7 +63,4 @@ elif name == "cohort_posture":
 else:
     print("unknown example", name)
     sys.exit(2)
-if problems:
-    print(f"{len(problems)} problem(s)")
-    sys.exit(1)
-print("ok")
+finish()

@@ -22,20 +22,7 @@ Exits 77 when h5py is unavailable.
 """
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"SKIPPED: /usr/bin/python3 cannot import h5py and numpy ({e})")
-    sys.exit(77)
-
-problems = []
-
-
-def check(cond, what):
-    if not cond:
-        problems.append(what)
-        print("FAIL:", what)
+from mbs_check import check, finish, h5py, np
 
 
 def ishigami_truth(a=7.0, b=0.1):
@@ -162,10 +149,7 @@ def main():
     else:
         print("unknown mode", mode)
         sys.exit(2)
-    if problems:
-        print(f"{len(problems)} problem(s)")
-        sys.exit(1)
-    print("ok")
+    finish()
 
 
 main()
