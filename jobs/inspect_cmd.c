@@ -138,8 +138,8 @@ int mbs_cmd_inspect(int argc, char** argv) {
   }
   hid_t f;
   if (!open_file(argv[0], "inspect", &f)) return 1;
-  static const char* keys[] = {"creator", "model", "model_name", "samples", "sampling", "seed",
-                               "integrator", "started_last_run", "ranks_last_run",
+  static const char* keys[] = {"creator", "study", "model", "model_name", "samples", "sampling",
+                               "seed", "integrator", "started_last_run", "ranks_last_run",
                                "threads_per_rank_last_run", "failed_samples",
                                "study_fingerprint", "spec_path"};
   printf("file: %s\n", argv[0]);
