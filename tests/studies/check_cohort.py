@@ -2,11 +2,13 @@
 """Check a generated cohort's file with h5py and numpy.
 
 usage: check_cohort.py FILE.h5 SUBJECTS  (tests/studies/cohort_small.yaml)
-       check_cohort.py --pendulum FILE.h5   (tests/studies/cohort_pendulum.yaml)
+       check_cohort.py --pendulum FILE.h5 REFERENCE.h5   (tests/studies/cohort_pendulum.yaml,
+                                                          pendulum_reference.yaml)
 
---pendulum: every length of the double pendulum scaled by s = height / 1.75 m stretches its
-time by sqrt(s): subject b's angles at time t equal subject a's at t sqrt(s_a / s_b) (1e-3 rad,
-linear interpolation between frames 2 ms apart); the length factors are those ratios.
+--pendulum: the length factors are height / 1.75 m times the rods' segment factor 1.2; every
+length of the double pendulum scaled by s stretches its time by sqrt(s): each subject's angles
+at time t equal the unscaled pendulum's at t / sqrt(s) (1e-3 rad, linear interpolation between
+frames 2 ms apart).
 
 Every sample carries its subject's index, sex, height and mass, which are /cohort's, in the
 order subject x samples per subject; the subjects lie within the cohort's truncation (3
@@ -24,23 +26,21 @@ from mbs_check import check, finish, h5py, np
 
 if sys.argv[1] == "--pendulum":
     f = h5py.File(sys.argv[2], "r")
+    ref = h5py.File(sys.argv[3], "r")
     g = f["cohort"]
-    h = g["height"][:]
-    s = h / 1.75
+    s = 1.2 * g["height"][:] / 1.75
     L = g["length_factors"][:]
-    check(np.allclose(L[:, 1:], s[:, None], rtol=1e-15), "length factors height / 1.75")
+    check(np.allclose(L[:, 1:], s[:, None], rtol=1e-15), "length factors 1.2 height / 1.75")
     check(np.all(L[:, 0] == 1), "Ground unscaled")
     q = f["trajectories/q"][:]
+    q0 = ref["trajectories/q"][0]
     t = f["time"][:]
-    a = int(np.argmax(s))
     for b in range(len(s)):
-        # subject b at time t looks like subject a at t sqrt(s_a / s_b): compare where defined
-        ta = t * np.sqrt(s[a] / s[b])
-        keep = ta <= t[-1]
+        # subject b at time t looks like the unscaled pendulum at t / sqrt(s_b)
+        tr = t / np.sqrt(s[b])
         for c in range(q.shape[2]):
-            qa = np.interp(ta[keep], t, q[a, :, c])
-            err = np.max(np.abs(q[b, keep, c] - qa))
-            check(err < 1e-3, f"subject {b} (s = {s[b]:.3f}) vs {a}: angle {c} differs by {err:.2e}")
+            err = np.max(np.abs(q[b, :, c] - np.interp(tr, t, q0[:, c])))
+            check(err < 1e-3, f"subject {b} (s = {s[b]:.3f}): angle {c} differs by {err:.2e}")
     check(np.max(np.abs(q[0] - q[1])) > 1e-2, "the subjects' motions differ in time")
     finish()
 
