@@ -340,3 +340,15 @@ done:
   mbs_h5_close(&d, H5Dclose);
   return rc;
 }
+
+int mbs_results_move(mbs_results* r, const char* from, const char* to, mbs_error* err) {
+  const char* path = r->path;
+  int rc = 0;
+  if (mbs_results_exists(r, to)) H5TRY(H5Ldelete(r->file, to, H5P_DEFAULT), "replace '%s'", to);
+  rc = parents(r, to, err);
+  if (rc) return rc;
+  H5TRY(H5Lmove(r->file, from, r->file, to, H5P_DEFAULT, H5P_DEFAULT), "move '%s' to '%s'", from,
+        to);
+done:
+  return rc;
+}

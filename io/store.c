@@ -950,15 +950,17 @@ int mbs_store_truncate(mbs_store* s, long n, mbs_error* err) {
                     path);
   if (n == s->nsamples) return MBS_OK;
   mbs_h5_quiet qz = mbs_h5_quiet_begin();
-  s->nsamples = n;  // the buffered block is written up to the new end
+  // every dataset made and written at the old size (chunks may exceed the new one), then cut
   int rc = s->dirty ? flush_block(s, err) : MBS_OK;
+  for (int k = 0; k < s->nq && !rc; k++)
+    if (!s->q[k].created) rc = create_trajectory(s, &s->q[k], NULL, 0, err);
+  s->nsamples = n;
   hid_t per_sample[] = {s->samples, s->params, s->code, s->message, s->wall, s->steps, s->done};
   for (size_t i = 0; i < sizeof per_sample / sizeof per_sample[0] && !rc; i++) {
     hsize_t dims[2] = {(hsize_t)n, (hsize_t)s->nparams};
     if (H5Dset_extent(per_sample[i], dims) < 0) rc = mbs_h5_fail(err, path, "shorten the sample axis");
   }
   for (int k = 0; k < s->nq && !rc; k++) {
-    if (!s->q[k].created) continue;  // made at close with the new count
     hsize_t dims[3] = {(hsize_t)n, (hsize_t)s->nframes, (hsize_t)s->q[k].ncomp};
     if (H5Dset_extent(s->q[k].dset, dims) < 0) rc = mbs_h5_fail(err, path, "shorten '%s'", s->q[k].name);
   }

@@ -163,7 +163,7 @@ int mbs_plan_outputs(mbs_plan* P, mbs_error* err);
 // a per-sample result of the driver, stored as /scalars/<name>
 int mbs_plan_add_result(mbs_plan* P, const char* name, const char* unit, mbs_error* err);
 int mbs_plan_events_and_scalars(mbs_plan* P, mbs_error* err);
-// a root attribute of the result file
+// a root attribute of the result file (given again: replaced)
 int mbs_plan_attribute(mbs_plan* P, const char* key, const char* value, mbs_error* err);
 int mbs_plan_find_quantity(const mbs_plan* P, int kind, int arg);
 // the index of a scalar by name, or -1

@@ -582,6 +582,14 @@ int mbs_plan_add_result(mbs_plan* P, const char* name, const char* unit, mbs_err
 }
 
 int mbs_plan_attribute(mbs_plan* P, const char* key, const char* value, mbs_error* err) {
+  for (int i = 0; i < P->nattr; i++)
+    if (!strcmp(P->attr_key[i], key)) {  // given again: the new value
+      char* v = mbs_format_string("%s", value);
+      if (!v) return NO_MEMORY(err);
+      free(P->attr_value[i]);
+      P->attr_value[i] = v;
+      return MBS_OK;
+    }
   if (P->nattr == MBS_PLAN_MAX_ATTRIBUTES)
     return MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "too many attributes");
   P->attr_key[P->nattr] = mbs_format_string("%s", key);

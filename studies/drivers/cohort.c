@@ -1,10 +1,14 @@
 // Generated cohorts: N subjects drawn from anthropometric distributions — sex, then height and
 // mass from a bivariate normal of that sex —, each a scaling of the model (studies/scaling.h:
 // every segment's lengths by height / reference height, times an optional per-segment factor,
-// every mass by mass / reference mass), and the study's own design run for every subject:
-// sample = subject × (the design's samples) + the design's sample. The subjects are a pure
-// function of (seed, subject); the per-sample results say which subject a sample belongs to,
-// and /cohort holds the subjects and, per subject, the statistics of every scalar.
+// every mass by mass / reference mass), and the study's own design run for every subject. A
+// design that draws its samples at once runs as sample = subject × (the design's samples) +
+// the design's sample; an iterative one (fit, calibration) runs once per subject, all of them
+// side by side: each batch holds every unfinished subject's next batch, and the parameter
+// `cohort/subject` says whose a sample is. The subjects are a pure function of (seed,
+// subject); the per-sample results say which subject a sample belongs to, and /cohort holds
+// the subjects, per subject the statistics of every scalar, and an iterative design's own
+// results per subject (/cohort/subjects/<k>/fit or .../calibration).
 //
 //   cohort:
 //     subjects: 100
@@ -65,6 +69,16 @@ typedef struct cohort_driver {
   double* height;
   double* mass;
   double* factors;              // subjects × nbody length factors
+  // an iterative design: one instance per subject (inst[0] is `inner`), run side by side
+  int iterative;
+  mbs_driver* inst;
+  int subject_axis;             // the plan's parameter cohort/subject
+  long* offset;                 // each subject's rows in the current batch
+  long* count;
+  int* done;
+  double* batch;                // the current batch's rows (all subjects)
+  long capacity_rows;
+  long next;
 } cohort_driver;
 
 
@@ -150,6 +164,7 @@ int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err);
 
 int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err) {
   extern const mbs_driver_ops mbs_driver_cohort;
+  extern const mbs_driver_ops mbs_driver_cohort_iterative;
   cohort_driver* c = calloc(1, sizeof(*c));
   if (!c) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   c->inner = *d;  // the design (and its preparation) it runs for every subject
@@ -157,11 +172,8 @@ int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err) {
   d->self = c;
   d->prep = NULL;
   const mbs_spec_section* s = mbs_spec_find_section(spec, "cohort");
-  if (c->inner.ops->iterative)
-    return mbs_spec_section_fail(s, NULL, MBS_ERR_ARGUMENT, err,
-                                 "a cohort runs the designs that draw their samples at once (a "
-                                 "grid, posture, Monte Carlo or sensitivity study), not %s",
-                                 c->inner.ops->name);
+  c->iterative = c->inner.ops->iterative;
+  if (c->iterative) d->ops = &mbs_driver_cohort_iterative;
   const size_t need = c->inner.ops->scratch + (c->inner.prep ? c->inner.prep->ops->scratch : 0);
   if (need > COHORT_SCRATCH)
     return MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "cohort: the design needs %zu bytes per "
@@ -210,6 +222,19 @@ int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err) {
     return mbs_spec_section_fail(s, NULL, MBS_ERR_PARSE, err,
                                  "reference: missing (required: the height and mass of the "
                                  "subject the model %s is made for)", spec->model);
+  if (c->iterative) {  // a design per subject; the first keeps the preparation
+    c->inst = calloc((size_t)c->subjects, sizeof(*c->inst));
+    c->offset = calloc((size_t)c->subjects, sizeof(long));
+    c->count = calloc((size_t)c->subjects, sizeof(long));
+    c->done = calloc((size_t)c->subjects, sizeof(int));
+    if (!c->inst || !c->offset || !c->count || !c->done)
+      return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+    c->inst[0] = c->inner;
+    for (long k = 1; k < c->subjects; k++) {
+      c->inst[k].ops = c->inner.ops;
+      if ((rc = c->inner.ops->create(&c->inst[k], spec, err))) return rc;
+    }
+  }
   return MBS_OK;
 }
 
@@ -233,6 +258,14 @@ static int cohort_axes(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   int rc = MBS_OK;
   if (in->prep && in->prep->ops->axes) rc = in->prep->ops->axes(in->prep, P, err);
   if (!rc && in->ops->axes) rc = in->ops->axes(in, P, err);
+  if (!rc && c->iterative) {  // whose sample it is: the last of the axes
+    double* levels = malloc((size_t)c->subjects * sizeof(double));
+    if (!levels) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+    for (long k = 0; k < c->subjects; k++) levels[k] = (double)k;
+    c->subject_axis = P->np;
+    rc = mbs_plan_add_axis(P, "cohort/subject", "1", levels, (int)c->subjects, err);
+    free(levels);
+  }
   return rc;
 }
 
@@ -262,6 +295,9 @@ static int cohort_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   int rc = MBS_OK;
   if (in->prep) rc = in->prep->ops->plan(in->prep, P, err);
   if (!rc) rc = in->ops->plan(in, P, err);
+  // the other subjects' designs plan alike (what they add to the plan is there already)
+  for (long k = 1; c->iterative && k < c->subjects && !rc; k++)
+    rc = c->inst[k].ops->plan(&c->inst[k], P, err);
   if (rc) return rc;
   c->inner_n = P->nsamples;
   if (c->inner_n > LONG_MAX / c->subjects)
@@ -314,7 +350,7 @@ static void cohort_point(const mbs_driver* d, const mbs_plan* P, long index, dou
 static int cohort_prepare(const mbs_driver* d, mbs_sample* r) {
   const cohort_driver* c = d->self;
   const mbs_plan* P = r->P;
-  const long i = r->index / c->inner_n;
+  const long i = c->iterative ? (long)r->params[c->subject_axis] : r->index / c->inner_n;
   double mass[1024];
   double* M = c->nbody <= 1024 ? mass : malloc((size_t)c->nbody * sizeof(double));
   if (!M) return MBS_ERR_NO_MEMORY;
@@ -394,31 +430,45 @@ static int cohort_finish(mbs_driver* d, const mbs_plan* P, const char* path, mbs
   if (!rc) rc = mbs_results_attach(r, "/cohort/length_factors", 1, "/cohort/bodies", "body", err);
   long dims[4];
   int rank;
+  double* who = NULL;  // each sample's subject
   if (!rc) rc = mbs_results_read(r, "/status/code", &code, dims, &rank, err);
+  const long N = dims[0];
+  if (!rc) rc = mbs_results_read(r, "/scalars/cohort_subject", &who, dims, &rank, err);
   for (int k = 0; k < P->nscal && !rc; k++) {
     if (P->scal[k].source == MBS_SC_DRIVER && P->scal[k].index >= c->first_result) continue;
     char ds_name[1100];
     snprintf(ds_name, sizeof(ds_name), "/scalars/%s", P->scal[k].name);
     double* v = NULL;
     if ((rc = mbs_results_read(r, ds_name, &v, dims, &rank, err))) break;
-    for (long i = 0; i < S; i++) {
-      double sum = 0, sum2 = 0, lo = INFINITY, hi = -INFINITY;
-      long cnt = 0;
-      for (long j = 0; j < n; j++) {
-        const long s = i * n + j;
-        if (code[s] != 0 || isnan(v[s])) continue;
-        sum += v[s];
-        sum2 += v[s] * v[s];
-        lo = fmin(lo, v[s]);
-        hi = fmax(hi, v[s]);
-        cnt++;
-      }
-      const double mean = cnt ? sum / cnt : NAN;
-      stat[i] = mean;
-      stat[S + i] = cnt > 1 ? sqrt(fmax(0, (sum2 - cnt * mean * mean) / (cnt - 1))) : NAN;
-      stat[2 * S + i] = cnt ? lo : NAN;
-      stat[3 * S + i] = cnt ? hi : NAN;
+    // per subject: count, sum, sum of squares, min, max over its successful samples
+    double* acc = calloc(5 * (size_t)S + 1, sizeof(double));
+    if (!acc) {
+      free(v);
+      rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+      break;
     }
+    for (long i = 0; i < S; i++) {
+      acc[3 * S + i] = INFINITY;
+      acc[4 * S + i] = -INFINITY;
+    }
+    for (long s = 0; s < N; s++) {
+      const long i = (long)who[s];
+      if (code[s] != 0 || isnan(v[s]) || i < 0 || i >= S) continue;
+      acc[i] += 1;
+      acc[S + i] += v[s];
+      acc[2 * S + i] += v[s] * v[s];
+      acc[3 * S + i] = fmin(acc[3 * S + i], v[s]);
+      acc[4 * S + i] = fmax(acc[4 * S + i], v[s]);
+    }
+    for (long i = 0; i < S; i++) {
+      const double cnt = acc[i], mean = cnt > 0 ? acc[S + i] / cnt : NAN;
+      stat[i] = mean;
+      stat[S + i] = cnt > 1 ? sqrt(fmax(0, (acc[2 * S + i] - cnt * mean * mean) / (cnt - 1)))
+                            : NAN;
+      stat[2 * S + i] = cnt > 0 ? acc[3 * S + i] : NAN;
+      stat[3 * S + i] = cnt > 0 ? acc[4 * S + i] : NAN;
+    }
+    free(acc);
     free(v);
     static const char* const names[4] = {"mean", "std", "min", "max"};
     for (int q = 0; q < 4 && !rc; q++) {
@@ -429,21 +479,24 @@ static int cohort_finish(mbs_driver* d, const mbs_plan* P, const char* path, mbs
   }
   char sv[64];
   snprintf(sv, sizeof(sv), "%ld", n);
-  if (!rc) rc = mbs_results_attribute(r, "/cohort", "samples_per_subject", sv, err);
+  if (!rc && !c->iterative)
+    rc = mbs_results_attribute(r, "/cohort", "samples_per_subject", sv, err);
   snprintf(sv, sizeof(sv), "%g m, %g kg", c->ref_height, c->ref_mass);
   if (!rc) rc = mbs_results_attribute(r, "/cohort", "reference_subject", sv, err);
   if (!rc)
     rc = mbs_results_attribute(r, "/cohort", "scaling",
                                "every segment's lengths by height / reference height (times its "
                                "segment factor), every mass by mass / reference mass, inertias "
-                               "by both; sample = subject x samples_per_subject + the design's "
-                               "sample", err);
+                               "by both; the subject of a sample: /scalars/cohort_subject "
+                               "(one-shot designs: subject x samples_per_subject + the "
+                               "design's sample)", err);
   if (!rc)
     rc = mbs_results_attribute(r, "/cohort", "design", c->inner.ops->name, err);
   free(female);
   free(idx);
   free(stat);
   free(code);
+  free(who);
   mbs_error cerr;
   if (mbs_results_close(r, &cerr) && !rc) {
     *err = cerr;
@@ -452,10 +505,99 @@ static int cohort_finish(mbs_driver* d, const mbs_plan* P, const char* path, mbs
   return rc;
 }
 
+// an iterative design per subject: each writes its group (/fit, /calibration), which is moved
+// under /cohort/subjects/<k>
+static int cohort_iterative_finish(mbs_driver* d, const mbs_plan* P, const char* path,
+                                   mbs_error* err) {
+  cohort_driver* c = d->self;
+  const char* group = c->inner.ops->name;  // "fit" or "calibration"
+  int rc0 = cohort_finish(d, P, path, err);  // (it makes /cohort anew: first)
+  if (rc0) return rc0;
+  for (long k = 0; k < c->subjects; k++) {
+    int rc = c->inst[k].ops->finish ? c->inst[k].ops->finish(&c->inst[k], P, path, err) : 0;
+    if (rc) return rc;
+    mbs_results* r = mbs_results_open(path, err);
+    if (!r) return err->code;
+    char from[64], to[96];
+    snprintf(from, sizeof(from), "/%s", group);
+    snprintf(to, sizeof(to), "/cohort/subjects/%ld/%s", k, group);
+    rc = mbs_results_move(r, from, to, err);
+    mbs_error cerr;
+    if (mbs_results_close(r, &cerr) && !rc) {
+      *err = cerr;
+      rc = cerr.code;
+    }
+    if (rc) return rc;
+  }
+  return MBS_OK;
+}
+
+static int cohort_next_batch(mbs_driver* d, const mbs_plan* P, mbs_batch* b, mbs_error* err) {
+  cohort_driver* c = d->self;
+  const int np = P->np;
+  long rows = 0;
+  for (long k = 0; k < c->subjects; k++) {
+    c->count[k] = 0;
+    c->offset[k] = rows;
+    if (c->done[k]) continue;
+    mbs_batch bk = {0, 0, NULL};
+    int rc = c->inst[k].ops->next_batch(&c->inst[k], P, &bk, err);
+    if (rc) return rc;
+    if (bk.count == 0) {
+      c->done[k] = 1;
+      continue;
+    }
+    if (rows + bk.count > c->capacity_rows) {
+      const long cap = 2 * (rows + bk.count);
+      double* p = realloc(c->batch, (size_t)cap * (size_t)np * sizeof(double));
+      if (!p) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+      c->batch = p;
+      c->capacity_rows = cap;
+    }
+    memcpy(c->batch + rows * np, bk.params, (size_t)bk.count * (size_t)np * sizeof(double));
+    for (long j = 0; j < bk.count; j++) c->batch[(rows + j) * np + c->subject_axis] = (double)k;
+    c->count[k] = bk.count;
+    rows += bk.count;
+  }
+  b->first = c->next;
+  b->count = rows;
+  b->params = rows ? c->batch : NULL;
+  return MBS_OK;
+}
+
+static int cohort_absorb(mbs_driver* d, const mbs_plan* P, const mbs_batch_results* b,
+                         mbs_error* err) {
+  cohort_driver* c = d->self;
+  for (long k = 0; k < c->subjects; k++) {
+    if (c->count[k] == 0) continue;
+    const long o = c->offset[k];
+    const mbs_batch_results sub = {b->first + o, c->count[k], b->params + o * P->np,
+                                   b->status + o, b->scalars + o * P->nscal,
+                                   b->traj + o * P->frame_values, b->frames + o};
+    const int rc = c->inst[k].ops->absorb(&c->inst[k], P, &sub, err);
+    if (rc) return rc;
+  }
+  c->next = b->first + b->count;
+  return MBS_OK;
+}
+
+static void cohort_no_point(const mbs_driver* d, const mbs_plan* P, long index, double* params) {
+  (void)d;
+  (void)index;
+  for (int j = 0; j < P->np; j++) params[j] = NAN;
+}
+
 static void cohort_destroy(mbs_driver* d) {
   cohort_driver* c = d->self;
   if (!c) return;
   mbs_driver_destroy(&c->inner);
+  for (long k = 1; c->inst && k < c->subjects; k++)
+    if (c->inst[k].ops) mbs_driver_destroy(&c->inst[k]);
+  free(c->inst);
+  free(c->offset);
+  free(c->count);
+  free(c->done);
+  free(c->batch);
   for (int i = 0; i < c->nseg; i++) {
     free(c->seg[i].body_name);
     free(c->seg[i].values);
@@ -482,5 +624,22 @@ const mbs_driver_ops mbs_driver_cohort = {
     .prepare = cohort_prepare,
     .results = cohort_results,
     .finish = cohort_finish,
+    .destroy = cohort_destroy,
+};
+
+const mbs_driver_ops mbs_driver_cohort_iterative = {
+    .name = "cohort",
+    .iterative = 1,
+    .scratch = COHORT_SCRATCH,
+    .create = cohort_create,
+    .load_model = cohort_load_model,
+    .axes = cohort_axes,
+    .plan = cohort_plan,
+    .next_batch = cohort_next_batch,
+    .point = cohort_no_point,
+    .prepare = cohort_prepare,
+    .results = cohort_results,
+    .absorb = cohort_absorb,
+    .finish = cohort_iterative_finish,
     .destroy = cohort_destroy,
 };

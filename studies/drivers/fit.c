@@ -55,6 +55,7 @@ typedef struct fit_driver {
   mbs_lm* lm;
   int checked;                // the scalar targets were found among the plan's scalars
   long next;                  // the next sample index
+  long evaluations;           // samples asked for so far (its own: a cohort interleaves fits)
   long capacity;
   double* points;             // the batch in the fitted parameters (count × n)
   double* batch;              // the batch as parameter vectors (count × np)
@@ -261,7 +262,7 @@ static int fit_next_batch(mbs_driver* d, const mbs_plan* P, mbs_batch* b, mbs_er
     }
   }
   if (f->phase == PH_DONE) return MBS_OK;
-  if (f->next + f->count > f->capacity) {  // (the budget is an upper bound: not reached)
+  if (f->evaluations + f->count > f->capacity) {  // (the budget is an upper bound: not reached)
     snprintf(f->lm_stop, sizeof(f->lm_stop), "the evaluation budget of %ld samples is spent",
              f->capacity);
     f->phase = PH_DONE;
@@ -322,12 +323,13 @@ static int fit_absorb(mbs_driver* d, const mbs_plan* P, const mbs_batch_results*
     }
   }
   f->next = b->first + b->count;
+  f->evaluations += b->count;
   int rc;
   if (f->phase == PH_CMAES) {
     if ((rc = mbs_cmaes_tell(f->cma, f->f, err))) return rc;
     const mbs_cmaes_log* L = &f->cma->log;
-    return add_log(f, PH_CMAES, L->restart, L->generation, f->next, f->best_cost, L->sigma,
-                   L->mean, err);
+    return add_log(f, PH_CMAES, L->restart, L->generation, f->evaluations, f->best_cost,
+                   L->sigma, L->mean, err);
   }
   long bad = -1;
   for (long k = 0; k < b->count && bad < 0; k++)
@@ -339,7 +341,7 @@ static int fit_absorb(mbs_driver* d, const mbs_plan* P, const mbs_batch_results*
                     "Levenberg-Marquardt refinement needs every simulation near the point", bad);
   }
   if ((rc = mbs_lm_tell(f->lm, f->res, err))) return rc;
-  return add_log(f, PH_LM, 0, f->lm->iteration, f->next, f->best_cost, f->lm->lambda,
+  return add_log(f, PH_LM, 0, f->lm->iteration, f->evaluations, f->best_cost, f->lm->lambda,
                  f->lm->x, err);
 }
 
@@ -493,7 +495,7 @@ static int fit_finish(mbs_driver* d, const mbs_plan* P, const char* path, mbs_er
     free(step);
   }
   char ev[32], rk[32];
-  snprintf(ev, sizeof(ev), "%ld", f->next);
+  snprintf(ev, sizeof(ev), "%ld", f->evaluations);
   snprintf(rk, sizeof(rk), "%d", rank);
   static const char* const mnames[] = {"cmaes+lm", "cmaes", "lm"};
   if (!rc) rc = mbs_results_attribute(r, "/fit", "method", mnames[f->method], err);

@@ -3,6 +3,11 @@
 
 usage: check_fit.py spring_blocks FILE.h5   (tests/studies/fit_spring_blocks.yaml.in)
        check_fit.py rosenbrock FILE.h5      (tests/studies/fit_rosenbrock.yaml)
+       check_fit.py cohort FILE.h5          (tests/studies/cohort_fit.yaml.in)
+
+cohort: each subject's fit of the pendulum's rod lengths, which the cohort then scales by
+s_k = height_k / 1.75 m, finds 0.5 m / s_k (1e-5 relative); every sample's parameter
+cohort/subject is the subject whose scalars it carries.
 
 rosenbrock: Levenberg-Marquardt on Rosenbrock's residuals from (-1.2, 1) ends at (1, 1) (1e-8)
 with the cost at 0, every batch's point inside the bounds.
@@ -19,7 +24,19 @@ from mbs_check import check, finish, h5py, np
 
 
 f = h5py.File(sys.argv[2], "r")
-g = f["fit"]
+g = f["fit"] if "fit" in f else None
+if sys.argv[1] == "cohort":
+    c = f["cohort"]
+    s = c["height"][:] / 1.75
+    for k in range(len(s)):
+        x = c[f"subjects/{k}/fit/parameters"][:]
+        check(np.allclose(x, 0.5 / s[k], rtol=1e-5), f"subject {k}: {x} vs {0.5 / s[k]}")
+        print(f"subject {k}: s = {s[k]:.4f}, fitted {x}, expected {0.5 / s[k]:.6f}")
+    names = [n.decode() for n in f["parameter_names"][:]]
+    subj = f["parameters"][:, names.index("cohort/subject")]
+    check(np.array_equal(subj, f["scalars/cohort_subject"][:]), "the subject of each sample")
+    check(set(subj.tolist()) == set(range(len(s))), "every subject's samples")
+    finish()
 if sys.argv[1] == "rosenbrock":
     x = g["parameters"][:]
     check(np.allclose(x, [1, 1], rtol=0, atol=1e-8), f"fitted {x}")
