@@ -1102,6 +1102,73 @@ static void test_write_failure(void) {
   free(v);
 }
 
+// A study whose sample count is known only at its end: made for 1000 samples (one block of
+// many), 7 written, the axis cut to 7. Every per-sample dataset has 7 rows, the values written
+// read back, the statistics are over the 7, and a cut that would lose a written sample or
+// grow the axis is refused.
+static void test_truncate(void) {
+  const char* path = "test_store_truncate.h5";
+  static const double times[3] = {0, 0.5, 1};
+  static const char* c[2] = {"a", "b"};
+  static const mbs_store_quantity q = {"x", 2, c, "m"};
+  static const char* pn[1] = {"p"};
+  static const char* pu[1] = {"kg"};
+  static const char* sn[1] = {"s"};
+  static const char* su[1] = {"1"};
+  mbs_store_layout L = {0};
+  L.nsamples = 1000;
+  L.nparams = 1;
+  L.param_names = pn;
+  L.param_units = pu;
+  L.nframes = 3;
+  L.times = times;
+  L.nquantities = 1;
+  L.quantities = &q;
+  L.nscalars = 1;
+  L.scalar_names = sn;
+  L.scalar_units = su;
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) return;
+  double traj[6], sum = 0;
+  for (long i = 0; i < 7; i++) {
+    for (int k = 0; k < 6; k++) traj[k] = 10.0 * (double)i + k;
+    const double p = (double)i, sc = 2.0 * (double)i;
+    const double* tr[1] = {traj};
+    const mbs_store_sample smp = {i, &p, 0, "", 0.1, 5, 3, tr, &sc};
+    EXPECT_OK(mbs_store_write_sample(s, &smp, &err));
+    sum += sc;
+  }
+  EXPECT_TRUE(mbs_store_truncate(s, 6, &err) == MBS_ERR_ARGUMENT);     // would lose sample 6
+  EXPECT_TRUE(mbs_store_truncate(s, 1001, &err) == MBS_ERR_ARGUMENT);  // would grow
+  EXPECT_OK(mbs_store_truncate(s, 7, &err));
+  EXPECT_OK(mbs_store_close(s, &err));
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_TRUE(f >= 0);
+  if (f < 0) return;
+  const char* per[] = {"/samples", "/parameters", "/status/code", "/status/done", "/scalars/s"};
+  for (int i = 0; i < 5; i++) {
+    long n = 0;
+    double* v = read_all(f, per[i], H5T_NATIVE_DOUBLE, 8, &n);
+    EXPECT_EQ_INT((int)n, 7);
+    free(v);
+  }
+  long n = 0;
+  double* x = read_all(f, "/trajectories/x", H5T_NATIVE_DOUBLE, 8, &n);
+  EXPECT_EQ_INT((int)n, 7 * 6);
+  int ok = x != NULL;
+  for (long i = 0; ok && i < 7; i++)
+    for (int k = 0; k < 6; k++) ok = ok && x[i * 6 + k] == 10.0 * (double)i + k;
+  EXPECT_TRUE(ok);
+  free(x);
+  double* mean = read_all(f, "/statistics/scalars/s/mean", H5T_NATIVE_DOUBLE, 8, &n);
+  EXPECT_TRUE(mean && n == 1 && fabs(mean[0] - sum / 7) < 1e-12);
+  free(mean);
+  H5Fclose(f);
+  unlink(path);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   study* st = malloc(sizeof *st);
@@ -1122,6 +1189,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   test_small(st);
+  test_truncate();
   test_order();
   test_existing();
   test_errors(st);
