@@ -352,3 +352,51 @@ int mbs_results_move(mbs_results* r, const char* from, const char* to, mbs_error
 done:
   return rc;
 }
+
+int mbs_results_read_attribute(mbs_results* r, const char* name, const char* key, char** out,
+                               mbs_error* err) {
+  const char* path = r->path;
+  int rc = 0;
+  hid_t o = -1, a = -1, t = -1, mt = -1, sp = -1;
+  char* vl = NULL;
+  *out = NULL;
+  H5TRY(o = H5Oopen(r->file, name, H5P_DEFAULT), "open '%s'", name);
+  const htri_t has = H5Aexists(o, key);
+  H5TRY(has, "look for attribute '%s' of '%s'", key, name);
+  if (!has) goto done;
+  H5TRY(a = H5Aopen(o, key, H5P_DEFAULT), "open attribute '%s' of '%s'", key, name);
+  H5TRY(t = H5Aget_type(a), "get the type of attribute '%s' of '%s'", key, name);
+  H5TRY(sp = H5Aget_space(a), "get the dataspace of attribute '%s' of '%s'", key, name);
+  if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1) {
+    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: attribute '%s' of %s is not a string", path, key,
+                  name);
+    goto done;
+  }
+  H5TRY(mt = H5Tcopy(H5T_C_S1), "make a string type");
+  H5TRY(H5Tset_cset(mt, H5Tget_cset(t)), "make a string type");
+  if (H5Tis_variable_str(t) > 0) {
+    H5TRY(H5Tset_size(mt, H5T_VARIABLE), "make a string type");
+    H5TRY(H5Aread(a, mt, &vl), "read attribute '%s' of '%s'", key, name);
+    *out = strdup(vl ? vl : "");
+    NOMEM(*out);
+  } else {
+    const size_t w = H5Tget_size(t) + 1;
+    H5TRY(H5Tset_size(mt, w), "make a string type");
+    H5TRY(H5Tset_strpad(mt, H5T_STR_NULLTERM), "make a string type");
+    *out = calloc(w, 1);
+    NOMEM(*out);
+    H5TRY(H5Aread(a, mt, *out), "read attribute '%s' of '%s'", key, name);
+  }
+done:
+  if (vl) H5free_memory(vl);
+  if (rc) {
+    free(*out);
+    *out = NULL;
+  }
+  mbs_h5_close(&mt, H5Tclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&t, H5Tclose);
+  mbs_h5_close(&a, H5Aclose);
+  mbs_h5_close(&o, H5Oclose);
+  return rc;
+}

@@ -1,27 +1,22 @@
 // The corner plot of a calibration study's posterior samples (as the `corner` package draws it),
-// read from the study file with the HDF5 C API and drawn with cairo. See corner_plot.h.
-#define _GNU_SOURCE  // RTLD_DEFAULT
+// read from the study file through include/mbs/results.h and drawn with cairo. See corner_plot.h.
 #include "corner_plot.h"
 
-#include <dlfcn.h>
-
 #include <cairo.h>
-#include <errno.h>
-#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "../io/h5_util.h"
+#include "mbs/results.h"
+#include "plot_util.h"
 
 enum { MAXD = MBS_CORNER_PLOT_MAX_PARAMS, NBINS = 30, GAP = 10 };
 enum { LEFT = 130, TOP = 150, RIGHT = 40, BOTTOM = 120, MIN_W = 720 };
 
-static const double blue[3] = {0x00 / 255., 0x72 / 255., 0xB2 / 255.};
+static const double* const blue = mbs_plot_palette[0];
 static const double fill_blue[3] = {0xC6 / 255., 0xDB / 255., 0xEF / 255.};
-static const double vermillion[3] = {0xD5 / 255., 0x5E / 255., 0x00 / 255.};
+static const double* const vermillion = mbs_plot_palette[1];
 
 // what is read from the file and what is computed from it for the first D parameters
 typedef struct post {
@@ -40,155 +35,58 @@ typedef struct post {
 // ------------------------------------------------------------------------------------------
 // reading
 
-// the last two segments of a path-like name ("/bodyset/torso/mass": "torso/mass"), malloc'ed
-static char* short_name(const char* s) {
-  size_t n = strlen(s);
-  while (n > 1 && s[n - 1] == '/') n--;
-  size_t b = n;
-  for (int seg = 0; seg < 2 && b > 0; seg++) {
-    if (seg) b--;  // skip the slash between the segments
-    while (b > 0 && s[b - 1] != '/') b--;
-  }
-  while (b < n && s[b] == '/') b++;  // "/mass": "mass"
-  return strndup(s + b, n - b);
-}
-
-// the one-dimensional string dataset `name` (fixed- or variable-length): *out[n] malloc'ed
-static int read_strings(const char* path, mbs_error* err, hid_t f, const char* name,
-                        char*** out, int* count) {
-  int rc = 0;
-  hid_t d = -1, ft = -1, mt = -1, sp = -1;
-  char* buf = NULL;
-  char** vl = NULL;
-  *out = NULL;
-  *count = 0;
-  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: no %s: is this a calibration study?", path,
-                    name);
-  }
-  H5TRY(d = H5Dopen2(f, name, H5P_DEFAULT), "open %s", name);
-  H5TRY(ft = H5Dget_type(d), "get the type of %s", name);
-  H5TRY(sp = H5Dget_space(d), "get the dataspace of %s", name);
-  hsize_t n = 0;
-  if (H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_ndims(sp) != 1 ||
-      H5Sget_simple_extent_dims(sp, &n, NULL) < 0) {
-    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: %s is not a list of names", path, name);
-    goto done;
-  }
-  *out = calloc(n ? n : 1, sizeof **out);
-  NOMEM(*out);
-  *count = (int)n;
-  H5TRY(mt = H5Tcopy(H5T_C_S1), "make a string type for %s", name);
-  H5TRY(H5Tset_cset(mt, H5Tget_cset(ft)), "make a string type for %s", name);
-  if (H5Tis_variable_str(ft) > 0) {
-    H5TRY(H5Tset_size(mt, H5T_VARIABLE), "make a string type for %s", name);
-    vl = calloc(n ? n : 1, sizeof *vl);
-    NOMEM(vl);
-    if (n) H5TRY(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl), "read %s", name);
-    for (hsize_t i = 0; i < n; i++) NOMEM((*out)[i] = short_name(vl[i] ? vl[i] : ""));
-  } else {
-    const size_t len = H5Tget_size(ft) + 1;
-    H5TRY(H5Tset_size(mt, len), "make a string type for %s", name);
-    H5TRY(H5Tset_strpad(mt, H5T_STR_NULLTERM), "make a string type for %s", name);
-    buf = calloc(n ? n : 1, len);
-    NOMEM(buf);
-    if (n) H5TRY(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "read %s", name);
-    for (hsize_t i = 0; i < n; i++) NOMEM((*out)[i] = short_name(buf + i * len));
-  }
-done:
-  if (vl) {
-    if (sp >= 0 && mt >= 0) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, vl);
-    free(vl);
-  }
-  free(buf);
-  mbs_h5_close(&sp, H5Sclose);
-  mbs_h5_close(&mt, H5Tclose);
-  mbs_h5_close(&ft, H5Tclose);
-  mbs_h5_close(&d, H5Dclose);
-  return rc;
-}
-
 // the float dataset `name` whole as doubles into *out (malloc'ed), its shape in dims[rank]
 // (rank at most 4); `required` 0: a missing dataset leaves *out NULL and is no error
-static int read_doubles(const char* path, mbs_error* err, hid_t f, const char* name,
-                        int required, double** out, hsize_t dims[4], int* rank) {
-  int rc = 0;
-  hid_t d = -1, sp = -1;
+static int read_doubles(const post* P, mbs_results* r, const char* name, int required,
+                        double** out, long dims[4], int* rank, mbs_error* err) {
   *out = NULL;
   *rank = 0;
-  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  if (!mbs_results_exists(r, name)) {
     if (!required) return 0;
-    return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: no %s: is this a calibration study?", path,
-                    name);
+    return MBS_FAIL(err, MBS_ERR_PARSE, P->path, "%s: no %s: is this a calibration study?",
+                    P->path, name);
   }
-  H5TRY(d = H5Dopen2(f, name, H5P_DEFAULT), "open %s", name);
-  H5TRY(sp = H5Dget_space(d), "get the dataspace of %s", name);
-  const int r = H5Sget_simple_extent_ndims(sp);
-  H5TRY(r, "get the rank of %s", name);
-  if (r > 4) {
-    rc = MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: %s has %d dimensions", path, name, r);
-    goto done;
-  }
-  H5TRY(H5Sget_simple_extent_dims(sp, dims, NULL), "get the dimensions of %s", name);
-  size_t total = 1;
-  for (int i = 0; i < r; i++) total *= (size_t)dims[i];
-  *out = malloc((total ? total : 1) * sizeof **out);
-  NOMEM(*out);
-  if (total)
-    H5TRY(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out), "read %s", name);
-  *rank = r;
-done:
-  if (rc) {
-    free(*out);
-    *out = NULL;
-  }
-  mbs_h5_close(&sp, H5Sclose);
-  mbs_h5_close(&d, H5Dclose);
-  return rc;
+  return mbs_results_read(r, name, out, dims, rank, err);
 }
 
-static int read_calibration(post* P, hid_t f, mbs_error* err) {
+static int read_calibration(post* P, mbs_results* r, mbs_error* err) {
   const char* path = P->path;
-  if (H5Lexists(f, "/calibration", H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  if (!mbs_results_exists(r, "/calibration"))
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: no /calibration: is this a calibration "
                     "study?", path);
-  }
-  int rc = read_strings(path, err, f, "/calibration/parameter_names", &P->names, &P->Dall);
+  int rc = mbs_plot_read_names(r, path, "/calibration/parameter_names",
+                               "is this a calibration study?", &P->names, &P->Dall, err);
   if (rc) return rc;
   const int D = P->Dall;
   if (D < 1)
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: /calibration/parameter_names is empty", path);
-  hsize_t dims[4];
+  long dims[4];
   int rank;
-  rc = read_doubles(path, err, f, "/calibration/samples", 1, &P->x, dims, &rank);
+  rc = read_doubles(P, r, "/calibration/samples", 1, &P->x, dims, &rank, err);
   if (rc) return rc;
-  if (rank < 2 || dims[rank - 1] != (hsize_t)D)
+  if (rank < 2 || dims[rank - 1] != D)
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: /calibration/samples is not samples x %d "
                     "parameters", path, D);
   P->N = 1;
-  for (int i = 0; i < rank - 1; i++) P->N *= (long)dims[i];
+  for (int i = 0; i < rank - 1; i++) P->N *= dims[i];
   if (P->N < 1)
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: /calibration/samples holds no samples",
                     path);
-  rc = read_doubles(path, err, f, "/calibration/mean", 0, &P->mean, dims, &rank);
+  rc = read_doubles(P, r, "/calibration/mean", 0, &P->mean, dims, &rank, err);
   if (rc) return rc;
-  if (P->mean && !(rank == 1 && dims[0] == (hsize_t)D))
+  if (P->mean && !(rank == 1 && dims[0] == D))
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: /calibration/mean does not hold %d values",
                     path, D);
-  rc = read_doubles(path, err, f, "/calibration/covariance", 0, &P->cov, dims, &rank);
+  rc = read_doubles(P, r, "/calibration/covariance", 0, &P->cov, dims, &rank, err);
   if (rc) return rc;
-  if (P->cov && !(rank == 2 && dims[0] == (hsize_t)D && dims[1] == (hsize_t)D))
+  if (P->cov && !(rank == 2 && dims[0] == D && dims[1] == D))
     return MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: /calibration/covariance is not %d x %d",
                     path, D, D);
   return 0;
 }
 
 static void post_free(post* P) {
-  for (int i = 0; i < P->Dall && P->names; i++) free(P->names[i]);
-  free(P->names);
+  mbs_plot_free_names(P->names);
   free(P->x);
   free(P->mean);
   free(P->cov);
@@ -254,65 +152,6 @@ static int bin_of(double x, double lo, double hi, int nb) {
 
 // ------------------------------------------------------------------------------------------
 // drawing helpers
-
-static void font(cairo_t* cr, double size, int bold) {
-  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
-}
-
-static double text_width(cairo_t* cr, const char* s) {
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, s, &e);
-  return e.x_advance;
-}
-
-// s with its baseline at y; halign 0 left, 0.5 centre, 1 right of x; returns the width
-static double text(cairo_t* cr, double x, double y, const char* s, double halign) {
-  const double w = text_width(cr, s);
-  cairo_move_to(cr, x - halign * w, y);
-  cairo_show_text(cr, s);
-  return w;
-}
-
-// s rotated a quarter turn counter-clockwise, centred on (x, y)
-static void text_vertical(cairo_t* cr, double x, double y, const char* s) {
-  cairo_save(cr);
-  cairo_translate(cr, x, y);
-  cairo_rotate(cr, -M_PI / 2);
-  text(cr, 0, 0, s, 0.5);
-  cairo_restore(cr);
-}
-
-// s cut (at a UTF-8 character boundary, with "…") to at most maxw wide, into buf
-static const char* fit(cairo_t* cr, const char* s, double maxw, char* buf, size_t n) {
-  snprintf(buf, n, "%s", s);
-  if (text_width(cr, buf) <= maxw) return buf;
-  size_t len = strlen(buf);
-  while (len > 0) {
-    do len--;
-    while (len > 0 && ((unsigned char)buf[len] & 0xC0) == 0x80);
-    char t[512];
-    snprintf(t, sizeof t, "%.*s…", (int)len, buf);
-    if (text_width(cr, t) <= maxw || len == 0) {
-      snprintf(buf, n, "%s", t);
-      break;
-    }
-  }
-  return buf;
-}
-
-// a step of 1, 2 or 5 times a power of ten near span / k
-static double nice_step(double span, double k) {
-  const double raw = span / k;
-  const double p = pow(10, floor(log10(raw)));
-  const double f = raw / p;
-  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-}
-
-static void set_rgb(cairo_t* cr, const double* rgb) {
-  cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-}
 
 // v with the decimals that show err to two significant digits (at most 8; %.3g for very large
 // or very small numbers)
@@ -383,14 +222,14 @@ static void tick_text(double v, double step, double lo, double hi, char* buf, si
 static void ticks(cairo_t* cr, const post* S, const layout* L, int j, int axis, double px,
                   double py, int labels) {
   const double lo = S->lo[j], hi = S->hi[j];
-  const double step = nice_step(hi - lo, L->P >= 250 ? 4 : 3);
+  const double step = mbs_plot_nice_step(hi - lo, L->P >= 250 ? 4 : 3);
   char buf[64];
-  font(cr, 11, 0);
+  mbs_plot_font(cr, 11, 0);
   // labels horizontal when they fit between the ticks, else at 45 degrees (x only)
   double maxw = 0;
   for (double v = ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) {
     tick_text(v, step, lo, hi, buf, sizeof buf);
-    maxw = fmax(maxw, text_width(cr, buf));
+    maxw = fmax(maxw, mbs_plot_text_width(cr, buf));
   }
   const int slanted = maxw > 0.8 * step / (hi - lo) * L->P;
   for (double v = ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) {
@@ -408,13 +247,13 @@ static void ticks(cairo_t* cr, const post* S, const layout* L, int j, int axis, 
         cairo_save(cr);
         cairo_translate(cr, x + 3, y + 9);
         cairo_rotate(cr, -M_PI / 4);
-        text(cr, 0, 0, buf, 1);
+        mbs_plot_text(cr, 0, 0, buf, 1);
         cairo_restore(cr);
       } else {
         // a value that would reach into the next panel's is left out (its tick stays)
-        const double w = text_width(cr, buf);
+        const double w = mbs_plot_text_width(cr, buf);
         if (x - 0.5 * w >= px - 0.5 * GAP && x + 0.5 * w <= px + L->P + 0.5 * GAP)
-          text(cr, x, y + 16, buf, 0.5);
+          mbs_plot_text(cr, x, y + 16, buf, 0.5);
       }
     } else {
       const double y = round(to_y(S, L, j, py, v)) + 0.5;
@@ -423,7 +262,7 @@ static void ticks(cairo_t* cr, const post* S, const layout* L, int j, int axis, 
       cairo_stroke(cr);
       if (!labels) continue;
       cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-      text(cr, px - 6, y + 4, buf, 1);
+      mbs_plot_text(cr, px - 6, y + 4, buf, 1);
     }
   }
 }
@@ -455,9 +294,9 @@ static void draw_diagonal(cairo_t* cr, const post* S, const layout* L, int j) {
     }
     cairo_line_to(cr, px + P, ybase);
     cairo_close_path(cr);
-    set_rgb(cr, fill_blue);
+    mbs_plot_rgb(cr, fill_blue);
     cairo_fill_preserve(cr);
-    set_rgb(cr, blue);
+    mbs_plot_rgb(cr, blue);
     cairo_set_line_width(cr, 1.6);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_MITER);
     cairo_stroke(cr);
@@ -475,8 +314,8 @@ static void draw_diagonal(cairo_t* cr, const post* S, const layout* L, int j) {
     cairo_set_dash(cr, NULL, 0, 0);
   } else {
     cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-    font(cr, 13, 0);
-    text(cr, px + 0.5 * P, py + 0.5 * P, "no finite samples", 0.5);
+    mbs_plot_font(cr, 13, 0);
+    mbs_plot_text(cr, px + 0.5 * P, py + 0.5 * P, "no finite samples", 0.5);
   }
   cairo_restore(cr);
   panel_frame(cr, px, py, P);
@@ -493,27 +332,27 @@ static void draw_diagonal(cairo_t* cr, const post* S, const layout* L, int j) {
   const double avail = P + GAP - 4;
   double size = P >= 230 ? 14 : 12;
   for (;; size -= 0.5) {  // smaller for long titles, down to 10 px; then the name is cut
-    font(cr, size, 0);
+    mbs_plot_font(cr, size, 0);
     snprintf(head, sizeof head, "%s = %s", S->names[j], med);
-    const double wh = text_width(cr, head);
-    font(cr, 0.75 * size, 0);
-    const double ws = fmax(text_width(cr, sup), text_width(cr, sub));
+    const double wh = mbs_plot_text_width(cr, head);
+    mbs_plot_font(cr, 0.75 * size, 0);
+    const double ws = fmax(mbs_plot_text_width(cr, sup), mbs_plot_text_width(cr, sub));
     if (wh + ws + 2 <= avail || size <= 10) {
-      font(cr, size, 0);
+      mbs_plot_font(cr, size, 0);
       if (wh + ws + 2 > avail) {  // cut the name
         char tail[80];
         snprintf(tail, sizeof tail, " = %s", med);
-        const double wt = text_width(cr, tail);
-        fit(cr, S->names[j], fmax(avail - ws - 2 - wt, 20), name, sizeof name);
+        const double wt = mbs_plot_text_width(cr, tail);
+        mbs_plot_fit(cr, S->names[j], fmax(avail - ws - 2 - wt, 20), name, sizeof name);
         snprintf(head, sizeof head, "%s%s", name, tail);
       }
-      const double w = text_width(cr, head) + 2 + ws;
+      const double w = mbs_plot_text_width(cr, head) + 2 + ws;
       const double x0 = px + 0.5 * P - 0.5 * w, yb = py - 12;
       cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-      const double wh2 = text(cr, x0, yb, head, 0);
-      font(cr, 0.75 * size, 0);
-      text(cr, x0 + wh2 + 2, yb - 0.45 * size, sup, 0);
-      text(cr, x0 + wh2 + 2, yb + 0.3 * size, sub, 0);
+      const double wh2 = mbs_plot_text(cr, x0, yb, head, 0);
+      mbs_plot_font(cr, 0.75 * size, 0);
+      mbs_plot_text(cr, x0 + wh2 + 2, yb - 0.45 * size, sup, 0);
+      mbs_plot_text(cr, x0 + wh2 + 2, yb + 0.3 * size, sub, 0);
       break;
     }
   }
@@ -569,7 +408,7 @@ static void draw_pair(cairo_t* cr, const post* S, const layout* L, int i, int j,
           else cairo_move_to(cr, x, y);
         }
         cairo_close_path(cr);
-        set_rgb(cr, vermillion);
+        mbs_plot_rgb(cr, vermillion);
         cairo_set_line_width(cr, r == 1 ? 2.0 : 1.6);
         cairo_set_dash(cr, dash, r == 1 ? 0 : 2, 0);
         cairo_stroke(cr);
@@ -593,14 +432,14 @@ static void draw(cairo_t* cr, const post* S, const layout* L, long* count, int k
   const double margin = 40, avail = L->W - 2 * margin;
   // title, subtitle and legend
   cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-  font(cr, 22, 1);
+  mbs_plot_font(cr, 22, 1);
   snprintf(b2, sizeof b2, "Posterior of %d parameter%s", S->Dall, S->Dall == 1 ? "" : "s");
-  text(cr, margin, 38, fit(cr, b2, avail, buf, sizeof buf), 0);
+  mbs_plot_text(cr, margin, 38, mbs_plot_fit(cr, b2, avail, buf, sizeof buf), 0);
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-  font(cr, 13, 0);
+  mbs_plot_font(cr, 13, 0);
   snprintf(b2, sizeof b2, "%ld samples after burn-in; diagonal: histograms, dashed at the 16, "
            "50 and 84 %% quantiles", S->N);
-  text(cr, margin, 62, fit(cr, b2, avail, buf, sizeof buf), 0);
+  mbs_plot_text(cr, margin, 62, mbs_plot_fit(cr, b2, avail, buf, sizeof buf), 0);
   const double ly = 86;
   double x = margin;
   if (D >= 2) {
@@ -612,10 +451,10 @@ static void draw(cairo_t* cr, const post* S, const layout* L, long* count, int k
       cairo_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-    x += 48 + text(cr, x + 48, ly, "2-D histograms (darker: more samples)", 0) + 24;
+    x += 48 + mbs_plot_text(cr, x + 48, ly, "2-D histograms (darker: more samples)", 0) + 24;
     if (S->mean && S->cov) {
       const double dash[2] = {7, 4};
-      set_rgb(cr, vermillion);
+      mbs_plot_rgb(cr, vermillion);
       cairo_set_line_width(cr, 2);
       cairo_move_to(cr, x, ly - 4);
       cairo_line_to(cr, x + 24, ly - 4);
@@ -628,10 +467,11 @@ static void draw(cairo_t* cr, const post* S, const layout* L, long* count, int k
       cairo_set_dash(cr, NULL, 0, 0);
       cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
       snprintf(b2, sizeof b2, "1σ, 2σ ellipses of the posterior mean and covariance");
-      text(cr, x + 62, ly, fit(cr, b2, L->W - margin - x - 62, buf, sizeof buf), 0);
+      mbs_plot_text(cr, x + 62, ly, mbs_plot_fit(cr, b2, L->W - margin - x - 62, buf, sizeof buf),
+                    0);
     } else {
       cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-      text(cr, x, ly, "(no mean or covariance in the file: no ellipses)", 0);
+      mbs_plot_text(cr, x, ly, "(no mean or covariance in the file: no ellipses)", 0);
     }
   }
 
@@ -648,47 +488,35 @@ static void draw(cairo_t* cr, const post* S, const layout* L, long* count, int k
       if (j < i) ticks(cr, S, L, i, 1, px, py, j == 0);
     }
   cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-  font(cr, P >= 230 ? 15 : 13, 0);
+  mbs_plot_font(cr, P >= 230 ? 15 : 13, 0);
   for (int j = 0; j < D; j++) {
     const double cx = panel_x(L, j) + 0.5 * P, by = panel_y(L, D - 1) + P;
-    text(cr, cx, by + 60, fit(cr, S->names[j], P + GAP - 4, buf, sizeof buf), 0.5);
+    mbs_plot_text(cr, cx, by + 60, mbs_plot_fit(cr, S->names[j], P + GAP - 4, buf, sizeof buf),
+                  0.5);
   }
   for (int i = 1; i < D; i++)
-    text_vertical(cr, LEFT - 78, panel_y(L, i) + 0.5 * P,
-                  fit(cr, S->names[i], P + GAP - 4, buf, sizeof buf));
+    mbs_plot_text_vertical(cr, LEFT - 78, panel_y(L, i) + 0.5 * P,
+                  mbs_plot_fit(cr, S->names[i], P + GAP - 4, buf, sizeof buf));
   // footer: the file and what is not shown
   cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-  font(cr, 12, 0);
+  mbs_plot_font(cr, 12, 0);
   const char* slash = strrchr(S->path, '/');
   int n = snprintf(b2, sizeof b2, "%s: /calibration, %ld samples x %d parameter%s",
                    slash ? slash + 1 : S->path, S->N, S->Dall, S->Dall == 1 ? "" : "s");
   if (S->Dall > D && n > 0 && n < (int)sizeof b2)
     snprintf(b2 + n, sizeof b2 - (size_t)n, "; the first %d parameters shown, %d left out", D,
              S->Dall - D);
-  text(cr, margin, L->H - 14, fit(cr, b2, avail, buf, sizeof buf), 0);
+  mbs_plot_text(cr, margin, L->H - 14, mbs_plot_fit(cr, b2, avail, buf, sizeof buf), 0);
 }
 
 int mbs_corner_plot_png(const char* h5, const char* png, mbs_error* err) {
-  if (!h5 || !*h5 || !png || !*png)
-    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "corner plot",
-                    "corner plot: no result file or no picture file");
+  mbs_results* r = mbs_plot_open("corner plot", h5, png, err);
+  if (!r) return err->code;
   const char* path = h5;
-  struct stat sb;
-  if (stat(path, &sb) != 0)
-    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open the result file: %s", path,
-                    strerror(errno));
-  int rc = 0;
-  hid_t f = -1;
   post S;
   memset(&S, 0, sizeof S);
   S.path = path;
-  const mbs_h5_quiet quiet = mbs_h5_quiet_begin();
-  H5TRY(f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), "open the result file");
-  rc = read_calibration(&S, f, err);
-done:
-  if (f >= 0) H5Fclose(f);
-  H5Eclear2(H5E_DEFAULT);
-  mbs_h5_quiet_end(quiet);
+  int rc = mbs_plot_close(r, read_calibration(&S, r, err), err);
   if (!rc) {
     S.D = S.Dall < MAXD ? S.Dall : MAXD;
     rc = summarize(&S, err);
@@ -709,28 +537,5 @@ done:
   draw(cr, &S, &L, count, k);
   free(count);
   post_free(&S);
-  cairo_status_t st = cairo_status(cr);
-  cairo_destroy(cr);
-  if (st == CAIRO_STATUS_SUCCESS) {
-    errno = 0;
-    st = cairo_surface_write_to_png(surf, png);
-  }
-  const int e = errno;
-  cairo_surface_destroy(surf);
-  if (st != CAIRO_STATUS_SUCCESS) {
-    if (st == CAIRO_STATUS_WRITE_ERROR && e)
-      return MBS_FAIL(err, MBS_ERR_IO, png, "%s: cannot write the picture: %s", png,
-                      strerror(e));
-    return MBS_FAIL(err, MBS_ERR_IO, png, "%s: cannot draw or write the picture: %s", png,
-                    cairo_status_to_string(st));
-  }
-  return MBS_OK;
-}
-
-void mbs_corner_plot_cleanup(void) {
-  // as mbs_posture_plot_cleanup: cairo's static data, then fontconfig's configuration (FcFini
-  // looked up in the process, where cairo loaded it)
-  cairo_debug_reset_static_data();
-  void (*fc_fini)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "FcFini");
-  if (fc_fini) fc_fini();
+  return mbs_plot_write_png(cr, surf, png, err);
 }

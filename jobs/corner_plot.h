@@ -8,10 +8,10 @@
 // Gaussian with the file's posterior mean and covariance drawn over it.
 //
 // What the file must hold (written by the calibration driver): /calibration/parameter_names (D
-// strings), /calibration/samples (N x D doubles: the posterior samples after burn-in; a rank-3
-// steps x walkers x D dataset is read as (steps walkers) x D) and, for the ellipses,
-// /calibration/mean (D) and /calibration/covariance (D x D); without mean or covariance the
-// ellipses are left out. Non-finite samples are skipped, per parameter and per pair.
+// fixed-length strings), /calibration/samples (N x D doubles: the posterior samples after
+// burn-in; a rank-3 steps x walkers x D dataset is read as (steps walkers) x D) and, for the
+// ellipses, /calibration/mean (D) and /calibration/covariance (D x D); without mean or covariance
+// the ellipses are left out. Non-finite samples are skipped, per parameter and per pair.
 //
 // Binning: each parameter's axis spans its 0.5 to 99.5 % sample quantiles (widened when they
 // are equal); diagonal histograms have 30 bins over it, 2-D histograms k x k bins with
@@ -37,12 +37,8 @@
 // Draw the corner plot of the study file `h5`'s posterior samples into the PNG file `png`.
 // MBS_ERR_IO naming the file when `h5` cannot be opened or `png` not written; MBS_ERR_PARSE
 // when the file has no /calibration ("<file>: no /calibration: is this a calibration study?"),
-// no samples, or content not as described above.
+// no samples, or content not as described above. After the last picture, mbs_plot_cleanup
+// (plot_util.h) releases cairo's and fontconfig's caches.
 int mbs_corner_plot_png(const char* h5, const char* png, mbs_error* err);
-
-// Release what cairo and fontconfig keep for the process's lifetime (fonts, configuration), so
-// that leak checkers see a clean exit; call once, after the last picture, before exiting (it does
-// what mbs_posture_plot_cleanup and mbs_sensitivity_plot_cleanup do: one of them is enough).
-void mbs_corner_plot_cleanup(void);
 
 #endif  // MBS_JOBS_CORNER_PLOT_H_

@@ -1,16 +1,14 @@
 // The picture of a posture study's table in the manner of Fig. 12 of the OpenSim paper (Seth et
 // al. 2011), drawn with cairo. See posture_plot.h.
-#define _GNU_SOURCE  // RTLD_DEFAULT
 #include "posture_plot.h"
 
-#include <dlfcn.h>
-
 #include <cairo.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "plot_util.h"
 
 // the axes by short names
 enum {
@@ -19,47 +17,6 @@ enum {
   AX_DIR = MBS_POSTURE_DIRECTION,
   AX_MAG = MBS_POSTURE_MAGNITUDE
 };
-
-// Okabe & Ito (2008), colour-blind safe, darkest first; yellow last (weak on white)
-static const double palette[8][3] = {
-    {0x00 / 255., 0x72 / 255., 0xB2 / 255.},  // blue
-    {0xD5 / 255., 0x5E / 255., 0x00 / 255.},  // vermillion
-    {0x00 / 255., 0x9E / 255., 0x73 / 255.},  // bluish green
-    {0xCC / 255., 0x79 / 255., 0xA7 / 255.},  // reddish purple
-    {0xE6 / 255., 0x9F / 255., 0x00 / 255.},  // orange
-    {0x56 / 255., 0xB4 / 255., 0xE9 / 255.},  // sky blue
-    {0x00 / 255., 0x00 / 255., 0x00 / 255.},  // black
-    {0xF0 / 255., 0xE4 / 255., 0x42 / 255.},  // yellow
-};
-
-static void font(cairo_t* cr, double size, int bold) {
-  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
-}
-
-static double text_width(cairo_t* cr, const char* s) {
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, s, &e);
-  return e.x_advance;
-}
-
-// s with its baseline at y; halign 0 left, 0.5 centre, 1 right of x; returns the width
-static double text(cairo_t* cr, double x, double y, const char* s, double halign) {
-  const double w = text_width(cr, s);
-  cairo_move_to(cr, x - halign * w, y);
-  cairo_show_text(cr, s);
-  return w;
-}
-
-// s rotated a quarter turn counter-clockwise, centred on (x, y)
-static void text_vertical(cairo_t* cr, double x, double y, const char* s) {
-  cairo_save(cr);
-  cairo_translate(cr, x, y);
-  cairo_rotate(cr, -M_PI / 2);
-  text(cr, 0, 0, s, 0.5);
-  cairo_restore(cr);
-}
 
 // s broken at spaces into lines of at most maxw; draws them from baseline y (when draw) and
 // returns the number of lines
@@ -75,8 +32,8 @@ static int text_wrapped(cairo_t* cr, double x, double y, const char* s, double m
     char trial[1024];
     if (wl + len + 2 >= sizeof trial) break;
     snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)len, line, len ? " " : "", (int)wl, p);
-    if (len && text_width(cr, trial) > maxw) {
-      if (draw) text(cr, x, y + lines * lineh, line, 0);
+    if (len && mbs_plot_text_width(cr, trial) > maxw) {
+      if (draw) mbs_plot_text(cr, x, y + lines * lineh, line, 0);
       lines++;
       snprintf(line, sizeof line, "%.*s", (int)wl, p);
     } else {
@@ -87,118 +44,44 @@ static int text_wrapped(cairo_t* cr, double x, double y, const char* s, double m
     while (*p == ' ') p++;
   }
   if (len) {
-    if (draw) text(cr, x, y + lines * lineh, line, 0);
+    if (draw) mbs_plot_text(cr, x, y + lines * lineh, line, 0);
     lines++;
   }
   return lines;
 }
 
-static void marker(cairo_t* cr, int shape, double x, double y, const double rgb[3]) {
-  const double r = 5;
-  switch (shape % 4) {
-    case 0:
-      cairo_arc(cr, x, y, r, 0, 2 * M_PI);
-      break;
-    case 1:
-      cairo_rectangle(cr, x - 0.9 * r, y - 0.9 * r, 1.8 * r, 1.8 * r);
-      break;
-    case 2:
-      cairo_move_to(cr, x, y - 1.2 * r);
-      cairo_line_to(cr, x + 1.1 * r, y + 0.8 * r);
-      cairo_line_to(cr, x - 1.1 * r, y + 0.8 * r);
-      cairo_close_path(cr);
-      break;
-    default:
-      cairo_move_to(cr, x, y - 1.3 * r);
-      cairo_line_to(cr, x + 1.1 * r, y);
-      cairo_line_to(cr, x, y + 1.3 * r);
-      cairo_line_to(cr, x - 1.1 * r, y);
-      cairo_close_path(cr);
-      break;
-  }
-  cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-  cairo_fill_preserve(cr);
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_set_line_width(cr, 1.2);
-  cairo_stroke(cr);
-}
-
-// a step of 1, 2 or 5 times a power of ten near span / 5
-static double nice_step(double span) {
-  const double raw = span / 5;
-  const double p = pow(10, floor(log10(raw)));
-  const double f = raw / p;
-  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-}
-
-typedef struct frame {
-  double x0, x1, y0, y1;   // plot area in pixels (y0 top)
-  double u0, u1;           // x data range, cm
-} frame;
-
-static double px_x(const frame* F, double u) {
-  return F->x0 + (u - F->u0) / (F->u1 - F->u0) * (F->x1 - F->x0);
-}
-
-static double px_y(const frame* F, double s) {
-  const double lo = -0.04, hi = 1.04;  // a margin so markers at 0 and 1 stay inside
-  return F->y1 - (s - lo) / (hi - lo) * (F->y1 - F->y0);
-}
+// the panels' grid: labels of 13 px, lines of grey 0.88
+static const mbs_plot_grid_style grid = {13, 0.88, 5, 8, 4.5, 20};
 
 // panel of mode m and direction d in the box (px, py, pw, ph); ticks every ustep from u0 to u1
 // (cm), the frame padded by `pad` on both sides so that markers at the ends stay inside
 static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, double px, double py,
                        double pw, double ph, double u0, double u1, double ustep, double pad) {
   char buf[64];
-  frame F = {px + 78, px + pw - 24, py + 34, py + ph - 58, u0 - pad, u1 + pad};
+  // the stability index from 0 to 1 with a margin, so that markers at 0 and 1 stay inside
+  const mbs_plot_frame F = {px + 78, px + pw - 24, py + 34, py + ph - 58,
+                            u0 - pad, u1 + pad, -0.04, 1.04};
   // direction title
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  font(cr, 15, 1);
-  text(cr, F.x0, py + 20, mbs_posture_direction_name(t->axis[AX_DIR].v[d], 1, buf, sizeof buf),
-       0);
+  mbs_plot_font(cr, 15, 1);
+  mbs_plot_text(cr, F.x0, py + 20,
+                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 1, buf, sizeof buf), 0);
   // grid and ticks
-  font(cr, 13, 0);
-  cairo_set_line_width(cr, 1);
-  for (int i = 0; i <= 4; i++) {
-    const double s = i * 0.25, y = round(px_y(&F, s)) + 0.5;
-    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-    cairo_move_to(cr, F.x0, y);
-    cairo_line_to(cr, F.x1, y);
-    cairo_stroke(cr);
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    snprintf(buf, sizeof buf, "%g", s);
-    text(cr, F.x0 - 8, y + 4.5, buf, 1);
-  }
-  const int nt = (int)floor((u1 - u0) / ustep + 1e-6);
-  for (int i = 0; i <= nt; i++) {
-    const double u = u0 + i * ustep, x = round(px_x(&F, u)) + 0.5;
-    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-    cairo_move_to(cr, x, F.y0);
-    cairo_line_to(cr, x, F.y1);
-    cairo_stroke(cr);
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_move_to(cr, x, F.y1);
-    cairo_line_to(cr, x, F.y1 + 5);
-    cairo_stroke(cr);
-    snprintf(buf, sizeof buf, "%g", fabs(u) < 1e-12 ? 0.0 : u);
-    text(cr, x, F.y1 + 20, buf, 0.5);
-  }
-  cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-  cairo_rectangle(cr, round(F.x0) + 0.5, round(F.y0) + 0.5, round(F.x1 - F.x0),
-                  round(F.y1 - F.y0));
-  cairo_stroke(cr);
+  mbs_plot_grid_y(cr, &F, 0.25, &grid);
+  mbs_plot_grid_x(cr, &F, ustep, &grid);
+  mbs_plot_frame_box(cr, &F);
   // axis titles
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  font(cr, 14, 0);
-  text(cr, 0.5 * (F.x0 + F.x1), F.y1 + 42, "platform displacement (cm)", 0.5);
-  text_vertical(cr, px + 20, 0.5 * (F.y0 + F.y1), "stability index");
+  mbs_plot_font(cr, 14, 0);
+  mbs_plot_text(cr, 0.5 * (F.x0 + F.x1), F.y1 + 42, "platform displacement (cm)", 0.5);
+  mbs_plot_text_vertical(cr, px + 20, 0.5 * (F.y0 + F.y1), "stability index");
   // one line per knee flexion; NaN breaks it. Lines are set apart by 4 px so that equal values
   // (e.g. no fall: 1) stay visible for every knee flexion
   int any = 0;
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
   const int nk = t->axis[AX_KNEE].n;
   for (int k = 0; k < nk; k++) {
-    const double* rgb = palette[k % 8];
+    const double* rgb = mbs_plot_palette[k % 8];
     const double dodge = 4 * (k - 0.5 * (nk - 1));
     cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
     cairo_set_line_width(cr, 2.5);
@@ -209,7 +92,8 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
         pen = 0;
         continue;
       }
-      const double x = px_x(&F, t->axis[AX_MAG].v[g] * 100) + dodge, y = px_y(&F, v);
+      const double x = mbs_plot_fx(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
+      const double y = mbs_plot_fy(&F, v);
       if (pen) cairo_line_to(cr, x, y);
       else cairo_move_to(cr, x, y);
       pen = 1;
@@ -221,16 +105,16 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
       const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
       if (isnan(v)) continue;
       any = 1;
-      const double x = px_x(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
+      const double x = mbs_plot_fx(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
       if (x - last < 12) continue;
-      marker(cr, k, x, px_y(&F, v), rgb);
+      mbs_plot_marker(cr, k, x, mbs_plot_fy(&F, v), 5, rgb);
       last = x;
     }
   }
   if (!any) {
     cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
-    font(cr, 14, 0);
-    text(cr, 0.5 * (F.x0 + F.x1), 0.5 * (F.y0 + F.y1), "no successful samples", 0.5);
+    mbs_plot_font(cr, 14, 0);
+    mbs_plot_text(cr, 0.5 * (F.x0 + F.x1), 0.5 * (F.y0 + F.y1), "no successful samples", 0.5);
     return;
   }
   // the stable range of each posture (the paper's Fig. 12b): the largest displacement up to
@@ -243,19 +127,20 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
     range[k] = mbs_posture_table_stable_range(t, m, k, d);
     stands_any |= range[k] >= 0;
   }
-  font(cr, 13, 0);
+  mbs_plot_font(cr, 13, 0);
   if (!stands_any) {
     cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-    text(cr, F.x1 - 10, px_y(&F, 0.9), "falls at every displacement, 0 cm included", 1);
+    mbs_plot_text(cr, F.x1 - 10, mbs_plot_fy(&F, 0.9),
+                  "falls at every displacement, 0 cm included", 1);
     return;
   }
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-  double y = px_y(&F, 0.5);
-  text(cr, F.x0 + 12, y, "stands the whole simulated time up to:", 0);
+  double y = mbs_plot_fy(&F, 0.5);
+  mbs_plot_text(cr, F.x0 + 12, y, "stands the whole simulated time up to:", 0);
   for (int k = 0; k < nk && k < 8; k++) {
     y += 18;
-    const double* rgb = palette[k % 8];
-    marker(cr, k, F.x0 + 20, y - 4.5, rgb);
+    const double* rgb = mbs_plot_palette[k % 8];
+    mbs_plot_marker(cr, k, F.x0 + 20, y - 4.5, 5, rgb);
     cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
     if (range[k] >= 0)
       snprintf(buf, sizeof buf, "%g° knee flexion: %g cm", t->axis[AX_KNEE].v[k],
@@ -266,7 +151,7 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
     else
       snprintf(buf, sizeof buf, "%g° knee flexion: falls even unperturbed",
                t->axis[AX_KNEE].v[k]);
-    text(cr, F.x0 + 32, y, buf, 0);
+    mbs_plot_text(cr, F.x0 + 32, y, buf, 0);
   }
 }
 
@@ -280,7 +165,7 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   cairo_t* cr = cairo_create(scratch);
   char fall[1100] = "";
   if (t->fall[0]) snprintf(fall, sizeof fall, "Fall criterion: %s", t->fall);
-  font(cr, 15, 0);
+  mbs_plot_font(cr, 15, 0);
   const int fall_lines = fall[0] ? text_wrapped(cr, 0, 0, fall, W - 2 * margin, 20, 0) : 0;
   cairo_destroy(cr);
   cairo_surface_destroy(scratch);
@@ -300,49 +185,48 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
   snprintf(buf, sizeof buf, "Standing balance after a platform displacement%s%s",
            t->model[0] ? " — model " : "", t->model);
-  double size = 24;  // smaller for a long model name
-  for (font(cr, size, 1); size > 12 && text_width(cr, buf) > W - 2 * margin; font(cr, size, 1))
-    size -= 1;
-  text(cr, margin, 40, buf, 0);
+  mbs_plot_font_to_fit(cr, buf, W - 2 * margin, 24, 12, 1, 1);  // smaller for a long model name
+  mbs_plot_text(cr, margin, 40, buf, 0);
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-  font(cr, 15, 0);
+  mbs_plot_font(cr, 15, 0);
   if (t->duration[0])
     snprintf(buf, sizeof buf, "stability index = 1 − exp(−T²), T = time to fall in s (capped "
              "at the simulated duration %s s)", t->duration);
   else
     snprintf(buf, sizeof buf, "stability index = 1 − exp(−T²), T = time to fall in s (capped "
              "at the simulated duration)");
-  text(cr, margin, 72, buf, 0);
+  mbs_plot_text(cr, margin, 72, buf, 0);
   if (fall[0]) text_wrapped(cr, margin, 94, fall, W - 2 * margin, 20, 1);
 
   // legend: one entry per knee flexion
   double x = margin;
   cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-  font(cr, 15, 1);
-  x += text(cr, x, legend_y + 5, "knee flexion", 0) + 18;
-  font(cr, 15, 0);
+  mbs_plot_font(cr, 15, 1);
+  x += mbs_plot_text(cr, x, legend_y + 5, "knee flexion", 0) + 18;
+  mbs_plot_font(cr, 15, 0);
   for (int k = 0; k < nk; k++) {
-    const double* rgb = palette[k % 8];
+    const double* rgb = mbs_plot_palette[k % 8];
     cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
     cairo_set_line_width(cr, 2.5);
     cairo_move_to(cr, x, legend_y);
     cairo_line_to(cr, x + 34, legend_y);
     cairo_stroke(cr);
-    marker(cr, k, x + 17, legend_y, rgb);
+    mbs_plot_marker(cr, k, x + 17, legend_y, 5, rgb);
     cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
     snprintf(b2, sizeof b2, "%g°", t->axis[AX_KNEE].v[k]);
-    x += 42 + text(cr, x + 42, legend_y + 5, b2, 0) + 22;
+    x += 42 + mbs_plot_text(cr, x + 42, legend_y + 5, b2, 0) + 22;
   }
   cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
-  font(cr, 13, 0);
+  mbs_plot_font(cr, 13, 0);
   const char* gap = "(a gap in a line: no successful sample there)";
-  if (x + 10 + text_width(cr, gap) < W - margin) text(cr, x + 10, legend_y + 5, gap, 0);
+  if (x + 10 + mbs_plot_text_width(cr, gap) < W - margin)
+    mbs_plot_text(cr, x + 10, legend_y + 5, gap, 0);
 
   // x range: from 0 (or below) to the largest displacement, in cm
   const mbs_posture_axis* ag = &t->axis[AX_MAG];
   double lo = fmin(0, ag->v[0] * 100), hi = ag->v[ag->n - 1] * 100;
   if (hi - lo <= 0) hi = lo + 1;
-  const double step = nice_step(hi - lo);
+  const double step = mbs_plot_nice_step(hi - lo, 5);
   const double u0 = floor(lo / step + 1e-9) * step, u1 = ceil(hi / step - 1e-9) * step;
   const double pad = 0.03 * (u1 - u0);
 
@@ -351,9 +235,9 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   for (int m = 0; m < nm; m++) {
     const double px = margin - 20 + m * colw;
     cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-    font(cr, 18, 1);
-    text(cr, px + 78 + 0.5 * (colw - 102), header,
-         mbs_posture_mode_name(t->axis[AX_MODE].v[m], 1, b2, sizeof b2), 0.5);
+    mbs_plot_font(cr, 18, 1);
+    mbs_plot_text(cr, px + 78 + 0.5 * (colw - 102), header,
+                  mbs_posture_mode_name(t->axis[AX_MODE].v[m], 1, b2, sizeof b2), 0.5);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     cairo_set_line_width(cr, 1.5);
     cairo_move_to(cr, px + 78, header + 7);
@@ -367,36 +251,11 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   }
   // footer: provenance
   cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-  font(cr, 12, 0);
+  mbs_plot_font(cr, 12, 0);
   const char* slash = strrchr(t->path, '/');
   snprintf(buf, sizeof buf, "%s: %ld samples, %ld succeeded, %ld failed, %ld not written",
            slash ? slash + 1 : t->path, t->nsamples, t->good, t->written - t->good,
            t->nsamples - t->written);
-  text(cr, margin, H - 9, buf, 0);
-
-  cairo_status_t st = cairo_status(cr);
-  cairo_destroy(cr);
-  if (st == CAIRO_STATUS_SUCCESS) {
-    errno = 0;
-    st = cairo_surface_write_to_png(surf, png);
-  }
-  const int e = errno;
-  cairo_surface_destroy(surf);
-  if (st != CAIRO_STATUS_SUCCESS) {
-    if (st == CAIRO_STATUS_WRITE_ERROR && e)
-      return MBS_FAIL(err, MBS_ERR_IO, png, "%s: cannot write the picture: %s", png,
-                      strerror(e));
-    return MBS_FAIL(err, MBS_ERR_IO, png, "%s: cannot draw or write the picture: %s", png,
-                    cairo_status_to_string(st));
-  }
-  return MBS_OK;
-}
-
-void mbs_posture_plot_cleanup(void) {
-  // without both resets, valgrind and LeakSanitizer report fontconfig's configuration (parsed
-  // on the first use of a font) as definitely lost; FcFini is looked up in the process (cairo
-  // loaded fontconfig), so mbstudy does not link fontconfig itself
-  cairo_debug_reset_static_data();
-  void (*fc_fini)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "FcFini");
-  if (fc_fini) fc_fini();
+  mbs_plot_text(cr, margin, H - 9, buf, 0);
+  return mbs_plot_write_png(cr, surf, png, err);
 }

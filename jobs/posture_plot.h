@@ -11,11 +11,8 @@
 #include "mbs/posture_table.h"
 
 // Draw the table's picture into the PNG file `png`. MBS_ERR_IO naming the file when it cannot
-// be drawn or written.
+// be drawn or written. After the last picture, mbs_plot_cleanup (plot_util.h) releases cairo's
+// and fontconfig's caches.
 int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error* err);
-
-// Release what cairo and fontconfig keep for the process's lifetime (fonts, configuration), so
-// that leak checkers see a clean exit; call once, after the last picture, before exiting.
-void mbs_posture_plot_cleanup(void);
 
 #endif  // MBS_JOBS_POSTURE_PLOT_H_

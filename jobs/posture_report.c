@@ -2,6 +2,7 @@
 // Markdown), the picture from posture_plot.c. See posture_report.h.
 #include "posture_report.h"
 
+#include "plot_util.h"
 #include "posture_plot.h"
 #include "mbs/posture_table.h"
 
@@ -18,4 +19,4 @@ int mbs_posture_report(const char* h5_path, const char* png_path, FILE* table, F
   return rc;
 }
 
-void mbs_posture_report_cleanup(void) { mbs_posture_plot_cleanup(); }
+void mbs_posture_report_cleanup(void) { mbs_plot_cleanup(); }

@@ -9,6 +9,7 @@
 #include "mbs/spec.h"
 #include "mbs/study.h"
 #include "corner_plot.h"
+#include "plot_util.h"
 #include "posture_report.h"
 #include "progress.h"
 #include "sensitivity_plot.h"
@@ -96,8 +97,7 @@ static int study_picture(const mbs_study_spec* spec, const char* output) {
   else
     fprintf(stderr, "mbstudy run: %s\n", err.message);
   free(png);
-  if (sensitivity) mbs_sensitivity_plot_cleanup();
-  else mbs_corner_plot_cleanup();
+  mbs_plot_cleanup();
   return rc;
 }
 

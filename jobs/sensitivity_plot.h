@@ -7,7 +7,7 @@
 // through interactions.
 //
 // What the file must hold (written by the sensitivity driver): the group /sensitivity with the
-// fixed-length string attribute `method` ("sobol" or "morris"), /sensitivity/parameter_names (D
+// string attribute `method` ("sobol" or "morris"), /sensitivity/parameter_names (D fixed-length
 // strings) and, per scalar output <name>, the group /sensitivity/scalars/<name> with the datasets
 // (D doubles each, NaN allowed)
 //   sobol:  S1, S1_conf, ST, ST_conf (S2 and S2_conf, D x D, are not drawn)
@@ -36,12 +36,8 @@
 // Draw the sensitivity indices of the study file `h5` into the PNG file `png`. MBS_ERR_IO naming
 // the file when `h5` cannot be opened or `png` not written; MBS_ERR_PARSE when the file has no
 // /sensitivity ("<file>: no /sensitivity: is this a sensitivity study?") or its content is not
-// as described above. A file without scalar outputs gets a picture that says so.
+// as described above. A file without scalar outputs gets a picture that says so. After the last
+// picture, mbs_plot_cleanup (plot_util.h) releases cairo's and fontconfig's caches.
 int mbs_sensitivity_plot_png(const char* h5, const char* png, mbs_error* err);
-
-// Release what cairo and fontconfig keep for the process's lifetime (fonts, configuration), so
-// that leak checkers see a clean exit; call once, after the last picture, before exiting (it does
-// what mbs_posture_plot_cleanup and mbs_corner_plot_cleanup do: one of them is enough).
-void mbs_sensitivity_plot_cleanup(void);
 
 #endif  // MBS_JOBS_SENSITIVITY_PLOT_H_

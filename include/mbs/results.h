@@ -55,6 +55,10 @@ int mbs_results_read_frames(mbs_results* r, const char* name, long f0, long nf, 
 // new strings (free each and the array).
 int mbs_results_read_strings(mbs_results* r, const char* name, char*** out, int* n,
                              mbs_error* err);
+// Read the string attribute `key` (fixed- or variable-length) of the object at `name` ("/" or a
+// group or dataset path): *out a new string (free it), NULL when the object has no such attribute.
+int mbs_results_read_attribute(mbs_results* r, const char* name, const char* key, char** out,
+                               mbs_error* err);
 // Move the object `from` (a group or dataset) to `to` (its groups made when missing; an object
 // there is replaced).
 int mbs_results_move(mbs_results* r, const char* from, const char* to, mbs_error* err);

@@ -18,6 +18,8 @@
 //   (the samples' 0.5 and 99.5 % quantiles, computed here and checked against the Gaussian's
 //   μ ± 2.5758σ). Twelve parameters (rank-3 samples, some NaN, no mean or covariance): the first
 //   ten drawn, no ellipses.
+// - String attributes (mbs_results_read_attribute): fixed- and variable-length UTF-8 read back
+//   as written, an absent one as NULL, a number refused naming the file.
 // - Errors: a file of the other study type, a missing file, a file that is not HDF5, an unknown
 //   method, an unwritable picture.
 //
@@ -36,7 +38,9 @@
 
 #include "../../io/h5_util.h"
 #include "../../jobs/corner_plot.h"
+#include "../../jobs/plot_util.h"
 #include "../../jobs/sensitivity_plot.h"
+#include "mbs/results.h"
 #include "mbs/sampler.h"
 #include "mbs_test.h"
 
@@ -721,6 +725,54 @@ static void test_corner(const char* dir, int keep) {
   unlink(h5);
 }
 
+// the study file's string attributes as the pictures read them (mbs_results_read_attribute):
+// fixed-length (as the drivers write them), variable-length (as h5py writes str), absent, and a
+// number, which is no string
+static void test_read_attribute(const char* dir) {
+  char h5[512];
+  snprintf(h5, sizeof h5, "%s/plots_attributes_%ld.h5", dir, (long)getpid());
+  mbs_error err;
+  hid_t f = H5Fcreate(h5, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = H5Gcreate2(f, "sensitivity", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_OK(mbs_h5_attr_string(h5, &err, g, "method", "morris"));
+  hid_t vt = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+  H5Tset_size(vt, H5T_VARIABLE);
+  H5Tset_cset(vt, H5T_CSET_UTF8);
+  const char* model = "models/gait2392 – σ.osim";
+  hid_t a = H5Acreate2(f, "model", vt, sp, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_TRUE(a >= 0 && H5Awrite(a, vt, &model) >= 0);
+  H5Aclose(a);
+  const double two = 2;
+  a = H5Acreate2(g, "count", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_TRUE(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &two) >= 0);
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(vt);
+  H5Gclose(g);
+  H5Fclose(f);
+
+  mbs_results* r = mbs_results_open_read(h5, &err);
+  EXPECT_TRUE(r != NULL);
+  if (r) {
+    char* v = NULL;
+    EXPECT_OK(mbs_results_read_attribute(r, "/sensitivity", "method", &v, &err));
+    EXPECT_TRUE(v && !strcmp(v, "morris"));
+    free(v);
+    EXPECT_OK(mbs_results_read_attribute(r, "/", "model", &v, &err));
+    EXPECT_TRUE(v && !strcmp(v, model));
+    free(v);
+    EXPECT_OK(mbs_results_read_attribute(r, "/sensitivity", "analysis_failed", &v, &err));
+    EXPECT_TRUE(v == NULL);
+    EXPECT_EQ_INT(mbs_results_read_attribute(r, "/sensitivity", "count", &v, &err),
+                  MBS_ERR_PARSE);
+    EXPECT_TRUE(v == NULL && strstr(err.message, h5) && strstr(err.message, "count"));
+    EXPECT_TRUE(mbs_results_read_attribute(r, "/nothing", "method", &v, &err) < 0);
+    EXPECT_TRUE(v == NULL && strstr(err.message, h5) != NULL);
+    EXPECT_OK(mbs_results_close(r, &err));
+  }
+  unlink(h5);
+}
+
 static void test_missing(const char* dir) {
   char missing[512], png[512], text[512];
   snprintf(missing, sizeof missing, "%s/plots_missing_%ld.h5", dir, (long)getpid());
@@ -751,7 +803,8 @@ int main(int argc, char** argv) {
   test_sobol(dir, keep);
   test_morris(dir, keep);
   test_corner(dir, keep);
+  test_read_attribute(dir);
   test_missing(dir);
-  mbs_corner_plot_cleanup();  // cairo's and fontconfig's caches
+  mbs_plot_cleanup();  // cairo's and fontconfig's caches
   return mbs_test_finish("test_plots");
 }
