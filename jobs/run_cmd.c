@@ -186,9 +186,9 @@ int mbs_cmd_run(int argc, char** argv) {
              "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
              "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
              res.wall_time, res.journal_time, res.merge_time, res.merge_busy);
-      const int alone = spec->nsections == 0 || (spec->nsections == 1 &&
-                                                 mbs_spec_find_section(spec, "cohort"));
-      if (spec->posture && alone && posture_report(spec->output) != MBS_OK) exit_code = 1;
+      // the posture study's own table and picture (not when it prepares another design)
+      if (spec->posture && spec->nsections == 0 && posture_report(spec->output) != MBS_OK)
+        exit_code = 1;
       if (study_picture(spec, spec->output) != MBS_OK) exit_code = 1;
     } else {
       fprintf(stderr, "mbstudy run: %s\n", err.message);
