@@ -23,6 +23,17 @@ void mbs_progress_start(mbs_progress* p, FILE* out, const char* what, long total
 static void report(mbs_progress* p, double now, int final) {
   const double elapsed = now - p->t_start;
   const double rate = elapsed > 0 ? (double)p->done / elapsed : 0;
+  if (p->total < 0 && final) p->total = p->done;  // an open-ended count, now known
+  if (p->total < 0) {  // an open-ended count (an iterative study): at most -total
+    if (p->tty)
+      fprintf(p->out, "\r%ld %s (at most %ld)  %.0f %s/s  %.1f s ", p->done, p->what, -p->total,
+              rate, p->what, elapsed);
+    else
+      fprintf(p->out, "progress done=%ld total=unknown at_most=%ld unit=%s rate=%.1f/s "
+              "elapsed=%.1fs\n", p->done, -p->total, p->what, rate, elapsed);
+    fflush(p->out);
+    return;
+  }
   const double eta = rate > 0 ? (double)(p->total - p->done) / rate : 0;
   const double frac = p->total > 0 ? (double)p->done / (double)p->total : 1;
   if (p->tty) {

@@ -8,7 +8,7 @@
 typedef struct mbs_progress {
   FILE* out;
   const char* what;    // unit of work, e.g. "steps" or "samples"
-  long total;
+  long total;          // negative: not known, at most -total (no ETA)
   long done;
   int tty;             // live line instead of log lines
   double t_start;      // seconds (monotonic)

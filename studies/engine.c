@@ -439,7 +439,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
           const long global = mbs_scheduler_count_done(&R.sched, 1);
           if (R.rank == 0 && tid == 0 && opt->progress && now() - R.last_progress >= 0.5) {
             R.last_progress = now();
-            opt->progress(opt->progress_user, R.done_before + global, P.nsamples);
+            opt->progress(opt->progress_user, R.done_before + global,
+                          D.ops->iterative ? -P.nsamples : P.nsamples);
           }
         }
       }

@@ -33,6 +33,7 @@ typedef struct mbs_study_options {
   int quiet;             // no progress lines
   int use_mpi;           // MPI is initialized by the caller and should be used
   // called now and then on rank 0 with the samples completed so far (all runs) and the total
+  // (negative for an iterative study: not known, at most -total)
   void (*progress)(void* user, long done, long total);
   void* progress_user;
 } mbs_study_options;
