@@ -161,7 +161,7 @@ static int run_cvodes(const local_driver* l, const mbs_driver* d, const mbs_plan
   cv->D = D;
   mbs_error ce;
   if (mbs_sensitivity_check(sys, &ce)) {
-    snprintf(cv->why, sizeof(cv->why), "not used: %s", ce.message);
+    snprintf(cv->why, sizeof(cv->why), "not used: %.280s", ce.message);
     return MBS_OK;
   }
   if (d->prep) {
@@ -171,7 +171,7 @@ static int run_cvodes(const local_driver* l, const mbs_driver* d, const mbs_plan
   }
   for (int j = 0; j < l->c.D; j++)
     if (P->par[l->c.first + j].kind == MBS_PK_SYSTEM_SET) {
-      snprintf(cv->why, sizeof(cv->why), "not used: '%s' sets several parameters at once",
+      snprintf(cv->why, sizeof(cv->why), "not used: '%.200s' sets several parameters at once",
                P->par[l->c.first + j].name);
       return MBS_OK;
     }
@@ -212,7 +212,7 @@ static int run_cvodes(const local_driver* l, const mbs_driver* d, const mbs_plan
     rc = mbs_sample_setup(r, pristine);
   }
   if (rc != MBS_OK) {
-    snprintf(cv->why, sizeof(cv->why), "failed: %s", mbs_sample_message(r, rc));
+    snprintf(cv->why, sizeof(cv->why), "failed: %.280s", mbs_sample_message(r, rc));
     rc = MBS_OK;
     goto done;
   }
@@ -220,7 +220,7 @@ static int run_cvodes(const local_driver* l, const mbs_driver* d, const mbs_plan
   mbs_sensitivity_options_default(&o);
   o.rtol = fmin(1e-7, P->spec->accuracy);
   if (mbs_forward_sensitivity(sys, r->st, idx, D, dy0, P->times, nt, &o, y, dy, &ce)) {
-    snprintf(cv->why, sizeof(cv->why), "failed: %s", ce.message);
+    snprintf(cv->why, sizeof(cv->why), "failed: %.280s", ce.message);
     goto done;
   }
   mbs_state_copy(sys, scratch, pristine);
