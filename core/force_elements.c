@@ -637,6 +637,63 @@ int mbs_system_add_coordinate_actuator(mbs_system* sys, int body, int axis, doub
   return id;
 }
 
+// activation coordinate actuator: params [optimal_force, time_constant]; z: activation a with
+// a' = (e - a) / tau, e the control (excitation); generalized force optimal_force * a
+enum { ACA_OPTIMAL = 0, ACA_TAU = 1, ACA_SIZE = 2 };
+static int activation_actuator_problem(const double* p, char* msg, size_t n) {
+  if (optimal_force_problem(p[ACA_OPTIMAL], msg, n)) return 1;
+  if (!(p[ACA_TAU] > 0)) {
+    snprintf(msg, n, "activation time constant %g must be positive", p[ACA_TAU]);
+    return 1;
+  }
+  return 0;
+}
+static int activation_actuator_check(const mbs_system* sys, mbs_state* st,
+                                     const mbs_force_desc* f, const double* p) {
+  (void)sys;
+  return check_with(st, f, p, activation_actuator_problem);
+}
+static void activation_actuator_apply(const mbs_system* sys, mbs_state* st,
+                                      const mbs_force_desc* f, const double* p, double* F_body,
+                                      double* f_mob) {
+  (void)F_body;
+  const double e = f->iarg[AC_FUNCTION] >= 0 ? eval_time_function(sys, st, f->iarg[AC_FUNCTION])
+                   : f->control >= 0           ? st->controls[f->control]
+                                               : 0.0;
+  const double a = st->z[f->z_adr];
+  st->zdot[f->z_adr] = (e - a) / p[ACA_TAU];
+  const double tension = p[ACA_OPTIMAL] * a;
+  st->force_cache[f->cache_adr] = tension;
+  f_mob[f->uindex] += tension;
+}
+
+int mbs_system_add_activation_coordinate_actuator(mbs_system* sys, int body, int axis,
+                                                  double optimal_force, double time_constant,
+                                                  double default_activation,
+                                                  double default_control, int control_function) {
+  static const char kind[] = "activation_coordinate_actuator";
+  int rc = mbs_system_check_building(sys, __func__);
+  if (rc) return rc;
+  const double p[ACA_SIZE] = {optimal_force, time_constant};
+  if ((rc = check_coordinate(sys, __func__, kind, body, axis, 0)) ||
+      (rc = check_actuator_args(sys, __func__, kind, default_control, control_function)) ||
+      (rc = check_defaults(sys, __func__, kind, p, ACA_SIZE, activation_actuator_problem)))
+    return rc;
+  if (!isfinite(default_activation))
+    return add_fail(sys, MBS_ERR_PARAMETER, __func__, kind, "default activation is not finite");
+  const int id = mbs_system_new_force(sys, MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR, kind, body,
+                                      body, p, ACA_SIZE);
+  if (id < 0) return id;
+  sys->force[id].qindex = sys->body_qadr[body] + axis;
+  sys->force[id].uindex = sys->body_uadr[body] + axis;
+  if ((rc = finish_actuator(sys, id, default_control, control_function)) ||
+      (rc = mbs_system_force_param(sys, id, "optimal_force", ACA_OPTIMAL, 1, "N or N m")) ||
+      (rc = mbs_system_force_param(sys, id, "activation_time_constant", ACA_TAU, 1, "s")))
+    return rc;
+  const int z = mbs_system_force_z(sys, id, 1, &default_activation);
+  return z < 0 ? z : id;
+}
+
 int mbs_system_add_point_actuator(mbs_system* sys, const mbs_point_actuator_spec* s) {
   static const char kind[] = "point_actuator";
   int rc = mbs_system_check_building(sys, __func__);
@@ -707,7 +764,8 @@ int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, do
                          force, sys->nforce - 1);
   const mbs_force_desc* f = &sys->force[force];
   const int actuator = f->type == MBS_FORCE_COORDINATE_ACTUATOR ||
-                       f->type == MBS_FORCE_POINT_ACTUATOR || f->type == MBS_FORCE_TORQUE_ACTUATOR;
+                       f->type == MBS_FORCE_POINT_ACTUATOR || f->type == MBS_FORCE_TORQUE_ACTUATOR ||
+                       f->type == MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR;
   *tension = actuator ? st->force_cache[f->cache_adr] : 0.0;
   return MBS_OK;
 }
@@ -715,6 +773,8 @@ int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, do
 //---------------------------------- the table entries ------------------------------------------
 
 const mbs_force_ops mbs_bushing_ops = {"bushing", bushing_check, bushing_apply, bushing_potential};
+const mbs_force_ops mbs_activation_coordinate_actuator_ops = {
+    "activation_coordinate_actuator", activation_actuator_check, activation_actuator_apply, NULL};
 const mbs_force_ops mbs_coordinate_limit_ops = {"coordinate_limit", coordinate_limit_check,
                                                 coordinate_limit_apply,
                                                 coordinate_limit_potential};

@@ -239,6 +239,7 @@ static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
     [MBS_FORCE_COORDINATE_ACTUATOR] = &mbs_coordinate_actuator_ops,
     [MBS_FORCE_POINT_ACTUATOR] = &mbs_point_actuator_ops,
     [MBS_FORCE_TORQUE_ACTUATOR] = &mbs_torque_actuator_ops,
+    [MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR] = &mbs_activation_coordinate_actuator_ops,
     [MBS_FORCE_HUNT_CROSSLEY] = &mbs_hunt_crossley_ops,
     [MBS_FORCE_ELASTIC_FOUNDATION] = &mbs_elastic_foundation_ops,
 };
@@ -248,6 +249,7 @@ const mbs_force_ops* mbs_force_ops_of(mbs_force_type type) { return force_table[
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob) {
   memcpy(F_body, st->F_applied, 6 * (size_t)sys->nbody * sizeof(double));
   memcpy(f_mob, st->f_applied, (size_t)sys->nu * sizeof(double));
+  if (sys->nz) memset(st->zdot, 0, (size_t)sys->nz * sizeof(double));
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
     force_table[fd->type]->apply(sys, st, fd, st->param + fd->param_adr, F_body, f_mob);

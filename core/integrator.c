@@ -57,7 +57,8 @@ mbs_integrator* mbs_integrator_create(const mbs_system* sys, mbs_integrator_type
   in->opt = opt;
   in->nq = mbs_system_nq(sys);
   in->nu = mbs_system_nu(sys);
-  in->ny = in->nq + in->nu;
+  in->nz = mbs_system_nz(sys);
+  in->ny = in->nq + in->nu + in->nz;
   const size_t ny = (size_t)(in->ny > 0 ? in->ny : 1);
   in->mem = calloc(21 * ny, sizeof(double));
   if (!in->mem) {
@@ -108,12 +109,15 @@ void mbs_integrator_last_step(const mbs_integrator* in, double* t0, double* t1) 
 void mbs_integ_set_state(const mbs_integrator* in, mbs_state* st, double t, const double* y) {
   memcpy(mbs_state_upd_q(st), y, (size_t)in->nq * sizeof(double));
   memcpy(mbs_state_upd_u(st), y + in->nq, (size_t)in->nu * sizeof(double));
+  if (in->nz)
+    memcpy(mbs_state_upd_z(st), y + in->nq + in->nu, (size_t)in->nz * sizeof(double));
   mbs_state_set_time(st, t);
 }
 
 void mbs_integ_get_state(const mbs_integrator* in, const mbs_state* st, double* y) {
   memcpy(y, mbs_state_q(st), (size_t)in->nq * sizeof(double));
   memcpy(y + in->nq, mbs_state_u(st), (size_t)in->nu * sizeof(double));
+  if (in->nz) memcpy(y + in->nq + in->nu, mbs_state_z(st), (size_t)in->nz * sizeof(double));
 }
 
 // f = y'(t, y); the State is left realized at (t, y)
@@ -125,20 +129,26 @@ int mbs_integ_eval(mbs_integrator* in, const mbs_system* sys, mbs_state* st, dou
   if (rc) return rc;
   memcpy(f, mbs_get_qdot(sys, st), (size_t)in->nq * sizeof(double));
   memcpy(f + in->nq, mbs_get_udot(sys, st), (size_t)in->nu * sizeof(double));
+  if (in->nz)
+    memcpy(f + in->nq + in->nu, mbs_get_zdot(sys, st), (size_t)in->nz * sizeof(double));
   return MBS_OK;
 }
 
-// weighted RMS norm of an error estimate e over q (absolute) and u (relative above 1)
+// weighted RMS norm of an error estimate e over q (absolute), u and z (each relative above 1):
+// the largest of the three groups' RMS
 double mbs_integ_error_norm(const mbs_integrator* in, const double* e, const double* ya,
                             const double* yb) {
-  double sq = 0, su = 0;
+  double sq = 0, su = 0, sz = 0;
+  const int nqu = in->nq + in->nu;
   for (int i = 0; i < in->nq; i++) sq += e[i] * e[i];
   for (int i = in->nq; i < in->ny; i++) {
     const double w = 1.0 / fmax(1.0, fmax(fabs(ya[i]), fabs(yb[i])));
-    su += (w * e[i]) * (w * e[i]);
+    if (i < nqu) su += (w * e[i]) * (w * e[i]);
+    else sz += (w * e[i]) * (w * e[i]);
   }
   const double nq = in->nq ? sqrt(sq / in->nq) : 0, nu = in->nu ? sqrt(su / in->nu) : 0;
-  const double n = fmax(nq, nu);
+  const double nz = in->nz ? sqrt(sz / in->nz) : 0;
+  const double n = fmax(fmax(nq, nu), nz);
   return isfinite(n) ? n : INFINITY;
 }
 
@@ -347,12 +357,13 @@ static int step_verlet(mbs_integrator* in, const mbs_system* sys, mbs_state* st,
   const double* qdd = mbs_get_qdotdot(sys, st);  // the State is at (t, y1) on entry
   if (!qdd) return MBS_ERR_STAGE;
   for (int i = 0; i < nq; i++) ynew[i] = in->y1[i] + h * in->f1[i] + 0.5 * h * h * qdd[i];
-  for (int i = 0; i < nu; i++) ynew[nq + i] = in->y1[nq + i] + h * in->f1[nq + i];
+  // u and z: trapezoidal, iterated
+  for (int i = 0; i < nu + in->nz; i++) ynew[nq + i] = in->y1[nq + i] + h * in->f1[nq + i];
   for (int it = 0; it < 8; it++) {
     int rc = mbs_integ_eval(in, sys, st, in->t1 + h, ynew, in->k[0]);
     if (rc) return rc;
     double change = 0;
-    for (int i = 0; i < nu; i++) {
+    for (int i = 0; i < nu + in->nz; i++) {
       const double un = in->y1[nq + i] + 0.5 * h * (in->f1[nq + i] + in->k[0][nq + i]);
       change = fmax(change, fabs(un - ynew[nq + i]) / fmax(1.0, fabs(un)));
       ynew[nq + i] = un;

@@ -9,7 +9,7 @@
 struct mbs_integrator {
   mbs_integrator_type type;
   mbs_integrator_options opt;
-  int nq, nu, ny;
+  int nq, nu, nz, ny;       // y = (q, u, z)
   int initialized;
   double t0, t1;          // the last step
   double h;               // next step to try (error-controlled methods)

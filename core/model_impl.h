@@ -118,6 +118,7 @@ typedef enum mbs_force_type {
   MBS_FORCE_TORQUE_ACTUATOR,     // force_elements.c
   MBS_FORCE_HUNT_CROSSLEY,       // contact.c
   MBS_FORCE_ELASTIC_FOUNDATION,  // contact.c
+  MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR,  // force_elements.c
   MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
 
@@ -131,6 +132,8 @@ typedef struct mbs_force_desc {
   int nparam;          // parameters (all must be finite)
   int iarg[MBS_FORCE_NIARG];  // type-specific integers (functions, geometries, ...); -1 unused
   int control;         // index into the State's controls, or -1
+  int z_adr, nz;       // its auxiliary states (activation, fiber length): z[z_adr .. + nz);
+                       // apply() writes their derivatives into st->zdot
   int cache_adr;       // Dynamics-stage cache (reports) in the State's force cache
   int ncache;
   char* name;
@@ -156,7 +159,8 @@ const mbs_force_ops* mbs_force_ops_of(mbs_force_type type);
 // the operations of the element types defined outside forces.c
 extern const mbs_force_ops mbs_bushing_ops, mbs_coordinate_limit_ops,
     mbs_spring_generalized_ops, mbs_external_force_ops, mbs_coordinate_actuator_ops,
-    mbs_point_actuator_ops, mbs_torque_actuator_ops;                    // force_elements.c
+    mbs_point_actuator_ops, mbs_torque_actuator_ops,
+    mbs_activation_coordinate_actuator_ops;                             // force_elements.c
 extern const mbs_force_ops mbs_hunt_crossley_ops, mbs_elastic_foundation_ops;  // contact.c
 
 // contact geometry and contact-force data owned by the System (contact.c)
@@ -203,6 +207,8 @@ int mbs_system_force_param(mbs_system* sys, int force, const char* field, int of
 int mbs_system_force_cache(mbs_system* sys, int force, int n);
 // give force `force` a control (a State variable, default value given); returns its index
 int mbs_system_force_control(mbs_system* sys, int force, double default_value);
+// give force `force` n auxiliary states z (defaults given); returns the first one's index
+int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults);
 
 // offsets of a constraint's parameters from its param_adr
 enum {
@@ -286,6 +292,8 @@ struct mbs_system {
 
   // sizes
   int nq, nu, nz;
+  double* z_default;       // nz: the auxiliary states' default values
+  int cap_z;
   int npool, ndi;
 
   // State layout, set by finalize
@@ -347,6 +355,7 @@ struct mbs_state {
   double* F_body;              // 6 per body: applied body forces incl. gravity
   double* f_mob;               // nu: applied generalized forces
   double* force_cache;         // force reports (contact force, point, penetration, ...)
+  double* zdot;                // nz: the auxiliary states' derivatives
 
   // constraints (Instance: which are active and where their equations go)
   int* con_eq;                 // per constraint: first active equation, or -1 if disabled

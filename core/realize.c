@@ -450,6 +450,9 @@ int mbs_get_body_acceleration(const mbs_system* sys, const mbs_state* cst, int b
 const double* mbs_get_qdot(const mbs_system* sys, mbs_state* st) {
   return mbs_check_stage(sys, st, MBS_STAGE_VELOCITY, __func__) ? NULL : st->qdot;
 }
+const double* mbs_get_zdot(const mbs_system* sys, mbs_state* st) {
+  return mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__) ? NULL : st->zdot;
+}
 const double* mbs_get_udot(const mbs_system* sys, mbs_state* st) {
   return mbs_check_stage(sys, st, MBS_STAGE_ACCELERATION, __func__) ? NULL : st->udot;
 }

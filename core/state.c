@@ -64,6 +64,7 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(F_body, 6 * nb, double);
   PLACE(f_mob, nu, double);
   PLACE(force_cache, sys->nforce_cache, double);
+  PLACE(zdot, sys->nz, double);
   PLACE(udot, nu, double);
   PLACE(qdotdot, nq, double);
   PLACE(A_GB, 6 * nb, double);
@@ -109,7 +110,7 @@ mbs_state* mbs_state_create(const mbs_system* sys) {
   st->vars[0] = 0;
   memcpy(st->q, sys->q_default, (size_t)sys->nq * sizeof(double));
   memset(st->u, 0, (size_t)sys->nu * sizeof(double));
-  if (sys->nz) memset(st->z, 0, (size_t)sys->nz * sizeof(double));
+  if (sys->nz) memcpy(st->z, sys->z_default, (size_t)sys->nz * sizeof(double));
   memcpy(st->param, sys->param_default, (size_t)sys->nparam * sizeof(double));
   memset(st->f_applied, 0, (size_t)sys->nu * sizeof(double));
   memset(st->F_applied, 0, 6 * (size_t)sys->nbody * sizeof(double));
@@ -197,6 +198,11 @@ const double* mbs_state_u(const mbs_state* st) { return st->u; }
 double* mbs_state_upd_u(mbs_state* st) {
   mbs_state_invalidate(st, MBS_STAGE_VELOCITY);
   return st->u;
+}
+const double* mbs_state_z(const mbs_state* st) { return st->z; }
+double* mbs_state_upd_z(mbs_state* st) {
+  mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
+  return st->z;
 }
 const double* mbs_state_params(const mbs_state* st) { return st->param; }
 double* mbs_state_upd_params(mbs_state* st) {

@@ -125,6 +125,7 @@ void mbs_system_destroy(mbs_system* sys) {
   for (int i = 0; i < sys->nforce; i++) free(sys->force[i].name);
   free(sys->force);
   free(sys->control_default);
+  free(sys->z_default);
   free(sys->control_force);
   mbs_contact_data_free(sys->contact);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
@@ -516,6 +517,7 @@ int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind,
   for (int i = 0; i < MBS_FORCE_NIARG; i++) f->iarg[i] = -1;
   f->control = -1;
   f->cache_adr = -1;
+  f->z_adr = -1;
   f->name = name;
   return sys->nforce++;
 }
@@ -546,6 +548,16 @@ int mbs_system_force_control(mbs_system* sys, int force, double default_value) {
   sys->force[force].control = n;
   sys->ncontrol = n + 1;
   return n;
+}
+
+int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults) {
+  const int first = sys->nz;
+  if (!GROW(sys->z_default, sys->cap_z, first + n)) return no_memory(sys, __func__);
+  for (int i = 0; i < n; i++) sys->z_default[first + i] = defaults ? defaults[i] : 0;
+  sys->force[force].z_adr = first;
+  sys->force[force].nz = n;
+  sys->nz = first + n;
+  return first;
 }
 
 int mbs_system_add_params(mbs_system* sys, const double* defaults, int n) {
@@ -827,6 +839,7 @@ int mbs_system_is_finalized(const mbs_system* sys) { return sys->finalized; }
 int mbs_system_nbody(const mbs_system* sys) { return sys->nbody; }
 int mbs_system_nq(const mbs_system* sys) { return sys->nq; }
 int mbs_system_nu(const mbs_system* sys) { return sys->nu; }
+int mbs_system_nz(const mbs_system* sys) { return sys->nz; }
 int mbs_system_nparam(const mbs_system* sys) { return sys->nparam; }
 const char* mbs_force_name(const mbs_system* sys, int force) {
   return force >= 0 && force < sys->nforce ? sys->force[force].name : NULL;

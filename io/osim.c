@@ -1507,6 +1507,18 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
       if (fn < -1) return fn;
       id = mbs_system_add_coordinate_actuator(m->sys, m->coord[k].body, m->coord[k].axis, f0, 0,
                                               fn);
+    } else if (!strcmp(kind, "ActivationCoordinateActuator")) {
+      int k;
+      if ((rc = coordinate_of_force(m, e, "coordinate", kind, nm, &k))) return rc;
+      double f0, tau, a0;
+      if (!read_number_or(m, e, "optimal_force", &f0, 1, kind, nm) ||
+          !read_number_or(m, e, "activation_time_constant", &tau, 0.01, kind, nm) ||
+          !read_number_or(m, e, "default_activation", &a0, 0.5, kind, nm))
+        return m->err->code;
+      const int fn = control_function_for(m, cf, ncf, nm, kind);
+      if (fn < -1) return fn;
+      id = mbs_system_add_activation_coordinate_actuator(m->sys, m->coord[k].body,
+                                                         m->coord[k].axis, f0, tau, a0, 0, fn);
     } else if (!strcmp(kind, "PointActuator")) {
       mbs_point_actuator_spec s;
       memset(&s, 0, sizeof(s));

@@ -74,6 +74,14 @@ int mbs_system_add_external_force(mbs_system* sys, const mbs_external_force_spec
 // CoordinateActuator: generalized force optimal_force * c on coordinate `axis` of body.
 int mbs_system_add_coordinate_actuator(mbs_system* sys, int body, int axis, double optimal_force,
                                        double default_control, int control_function);
+// OpenSim's ActivationCoordinateActuator: the generalized force optimal_force * a on a
+// coordinate, a an auxiliary state (default_activation) with first-order dynamics a' = (e - a)
+// / time_constant toward the excitation e (the control, or control_function of time if >= 0).
+// Parameters "optimal_force" and "activation_time_constant". Returns the force index.
+int mbs_system_add_activation_coordinate_actuator(mbs_system* sys, int body, int axis,
+                                                  double optimal_force, double time_constant,
+                                                  double default_activation,
+                                                  double default_control, int control_function);
 // PointActuator: force optimal_force * c along `direction` at `point` on body; direction in
 // Ground if force_is_global else in the body; point in Ground if point_is_global else in the
 // body (a global point is where the force acts at each instant).

@@ -71,6 +71,8 @@ const double* mbs_state_q(const mbs_state* st);
 double* mbs_state_upd_q(mbs_state* st);                               // invalidates Position
 const double* mbs_state_u(const mbs_state* st);
 double* mbs_state_upd_u(mbs_state* st);                               // invalidates Velocity
+const double* mbs_state_z(const mbs_state* st);
+double* mbs_state_upd_z(mbs_state* st);                               // invalidates Dynamics
 const double* mbs_state_params(const mbs_state* st);
 double* mbs_state_upd_params(mbs_state* st);                          // invalidates Instance
 // set one parameter by path and component (0 for scalars); checks the path
@@ -123,6 +125,8 @@ int mbs_get_body_acceleration(const mbs_system* sys, const mbs_state* st, int bo
 const double* mbs_get_qdot(const mbs_system* sys, mbs_state* st);
 // u' (nu) from articulated-body forward dynamics                     [Acceleration]
 const double* mbs_get_udot(const mbs_system* sys, mbs_state* st);
+// z' (nz): the auxiliary states' derivatives from their force elements [Dynamics]
+const double* mbs_get_zdot(const mbs_system* sys, mbs_state* st);
 // q'' (nq)                                                           [Acceleration]
 const double* mbs_get_qdotdot(const mbs_system* sys, mbs_state* st);
 // total applied generalized forces (nu) and body forces (nbody x 6, in Ground about each body

@@ -98,6 +98,9 @@ int mbs_system_is_finalized(const mbs_system* sys);
 int mbs_system_nbody(const mbs_system* sys);   // including Ground
 int mbs_system_nq(const mbs_system* sys);
 int mbs_system_nu(const mbs_system* sys);
+// auxiliary state variables z (activations, fiber lengths of force elements), integrated with q
+// and u
+int mbs_system_nz(const mbs_system* sys);
 int mbs_system_nparam(const mbs_system* sys);  // instance parameters held by a State
 int mbs_system_nforce(const mbs_system* sys);
 const char* mbs_force_name(const mbs_system* sys, int force);
