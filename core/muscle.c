@@ -469,6 +469,11 @@ int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double ac
   const mbs_muscle_params* p = &m->p;
   const char* name = mbs_muscle_kind_name(p->kind);
   memset(out, 0, sizeof *out);
+  if (!(isfinite(lmt) && isfinite(vmt) && isfinite(activation) && (isfinite(s) || is_rigid(m))))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, name,
+                    "%s: path length %g, speed %g, activation %g and fiber state %g must be "
+                    "finite",
+                    name, lmt, vmt, activation, s);
   const double fiso = p->max_isometric_force, lopt = p->optimal_fiber_length;
   const double lst = p->tendon_slack_length, vscale = p->max_contraction_velocity * lopt;
   const double beta = effective_damping(m);

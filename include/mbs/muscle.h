@@ -3,8 +3,8 @@
 // System or State. Every function is a pure function of its arguments; evaluation allocates
 // nothing and keeps no state between calls.
 //
-// Sources: the OpenSim paper's Hill-type equilibrium model (Delp et al. 2007 / Seth et al.
-// 2011, eqs. O-1..O-5); Thelen, J Biomech Eng 125:70-77 (2003) with OpenSim's modifications
+// Sources: the Hill-type equilibrium model of the OpenSim paper (Seth et al. 2011, section 2.3,
+// eqs. O-1..O-5 of the papers digest); Thelen, J Biomech Eng 125:70-77 (2003) with OpenSim's modifications
 // (exact toe strain, linearly extrapolated inverse force-velocity curve); Millard, Uchida,
 // Seth & Delp, J Biomech Eng 135(2):021005 (2013): C2 quintic Bezier curves and the damped
 // equilibrium; De Groote, Kinney, Rao & Fregly, Ann Biomed Eng 44:2922-2936 (2016): smooth
@@ -16,7 +16,8 @@
 // v_max in optimal fiber lengths per second; lengthening is positive.
 //
 // Layers: the normalized curves (their own functions below), the pennation model, the
-// activation dynamics, the fiber dynamics mbs_muscle_eval, and mbs_muscle_equilibrium.
+// activation dynamics, the fiber dynamics mbs_muscle_eval, and the equilibrium initialization
+// mbs_muscle_equilibrium_solve.
 // A model is made once from its parameters by mbs_muscle_prepare (curve control points,
 // spline coefficients, derived constants); the result is a flat struct without pointers, so
 // it can be copied with memcpy and kept in a State's Instance-stage cache.
@@ -121,9 +122,9 @@ void mbs_degroote2016_force_velocity(double v, double d[2]);
 // v = (sinh((fv - d4)/d1) - d3)/d2, the closed-form inverse; *dv_dfv its slope (may be NULL)
 double mbs_degroote2016_fv_inverse(double fv, double* dv_dfv);
 
-// The SIMM (Delp 1990) default curves of OpenSim's RigidTendonMuscle: SimmSplines (cubic,
-// OpenSim's end conditions, core/function.c) through fixed tables (active f_AL: 21 points, passive f_PE: 13 points, f_V: 42 points),
-// continued by their end tangents.
+// The SIMM (Delp 1990) default curves of OpenSim's RigidTendonMuscle: SimmSplines (cubic with
+// OpenSim's end conditions, core/function.c) through fixed tables (active f_AL: 21 points,
+// passive f_PE: 13 points, f_V: 42 points), continued by their end tangents.
 typedef enum mbs_delp_curve {
   MBS_DELP_ACTIVE_FORCE_LENGTH = 0,
   MBS_DELP_PASSIVE_FORCE_LENGTH,
@@ -251,8 +252,9 @@ typedef struct mbs_muscle_model {
 // As OpenSim's Millard2012EquilibriumMuscle does, the damped Millard model uses
 // afl_minimum_value 0 and force-velocity end slopes 0; the undamped one needs a minimum
 // activation >= 0.01 and raises afl_minimum_value to >= 0.1 and the end slopes to >= half the
-// near-vmax slopes (its f_V^-1 is the exact inverse of its f_V); the curve used for f_V^-1
-// always has end slopes of half the near-vmax slopes. Thelen needs minimum_activation >= 0.01.
+// near-vmax slopes; the curve used for f_V^-1 always has end slopes of half the near-vmax
+// slopes (so with the default end slopes the undamped f_V^-1 is the exact inverse of its f_V).
+// Thelen needs minimum_activation >= 0.01.
 int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* p, const char* name,
                        mbs_error* err);
 
@@ -306,8 +308,8 @@ typedef struct mbs_muscle_output {
 // in a bracket; undamped: as Thelen with its Bezier f_V^-1. DeGroote: the same equilibrium
 // gives v (closed form when beta = 0, Newton otherwise), then d f_T/dt = f_T'(l~T) v^T / L_ST.
 // Rigid tendon: l^M from the path, v^M = V^MT cos(alpha), fiber force kept >= 0.
-// Fails (MBS_ERR_NAN) only where the model is singular (DeGroote: no fiber length along the
-// tendon, or a f_AL = 0 without damping).
+// Fails with MBS_ERR_ARGUMENT for non-finite inputs and MBS_ERR_NAN where the model is
+// singular (DeGroote: no fiber length along the tendon, or a f_AL = 0 without damping).
 int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
                     double fiber_state, mbs_muscle_output* out, mbs_error* err);
 
@@ -333,9 +335,11 @@ typedef struct mbs_muscle_equilibrium {
 // lengthening speed vmt. Static when vmt = 0 (fiber velocity 0); otherwise Thelen and Millard
 // share vmt between fiber and tendon by their stiffnesses (OpenSim's heuristic; a fiber of
 // negative stiffness takes all of it) and DeGroote gives it all to the fiber (zero tendon
-// force rate). Safeguarded Newton iteration in a
-// bracket until |residual| <= tol (N; tol <= 0: 1e-8 F_max). MBS_ERR_ASSEMBLY when there is
-// no equilibrium or the iteration fails, with the activation and lengths in the message.
+// force rate). Newton's method kept inside a bracket (bisection when a step leaves it or
+// stalls) until |residual| <= tol (N; tol <= 0: 1e-8 F_max). The lower-bound and slack cases
+// return MBS_OK with their flag set. MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY
+// when there is no equilibrium or the iteration fails, with activation, length and speed in
+// the message. With a rigid tendon: the fiber the path fixes (no iteration).
 int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, double lmt,
                                  double vmt, double tol, mbs_muscle_equilibrium* eq,
                                  mbs_error* err);
