@@ -690,7 +690,8 @@ int mbs_system_add_activation_coordinate_actuator(mbs_system* sys, int body, int
       (rc = mbs_system_force_param(sys, id, "optimal_force", ACA_OPTIMAL, 1, "N or N m")) ||
       (rc = mbs_system_force_param(sys, id, "activation_time_constant", ACA_TAU, 1, "s")))
     return rc;
-  const int z = mbs_system_force_z(sys, id, 1, &default_activation);
+  static const char* const field[1] = {"activation"};
+  const int z = mbs_system_force_z(sys, id, 1, &default_activation, field);
   return z < 0 ? z : id;
 }
 

@@ -207,8 +207,10 @@ int mbs_system_force_param(mbs_system* sys, int force, const char* field, int of
 int mbs_system_force_cache(mbs_system* sys, int force, int n);
 // give force `force` a control (a State variable, default value given); returns its index
 int mbs_system_force_control(mbs_system* sys, int force, double default_value);
-// give force `force` n auxiliary states z (defaults given); returns the first one's index
-int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults);
+// give force `force` n auxiliary states z (defaults given, named fields[i] within the element:
+// static strings); returns the first one's index
+int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults,
+                       const char* const* fields);
 
 // offsets of a constraint's parameters from its param_adr
 enum {
@@ -293,6 +295,8 @@ struct mbs_system {
   // sizes
   int nq, nu, nz;
   double* z_default;       // nz: the auxiliary states' default values
+  int* z_force;            // nz: the force element each belongs to
+  const char** z_field;    // nz: its name within the element ("activation")
   int cap_z;
   int npool, ndi;
 

@@ -126,6 +126,8 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->force);
   free(sys->control_default);
   free(sys->z_default);
+  free(sys->z_force);
+  free((void*)sys->z_field);
   free(sys->control_force);
   mbs_contact_data_free(sys->contact);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
@@ -550,10 +552,18 @@ int mbs_system_force_control(mbs_system* sys, int force, double default_value) {
   return n;
 }
 
-int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults) {
+int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults,
+                       const char* const* fields) {
   const int first = sys->nz;
-  if (!GROW(sys->z_default, sys->cap_z, first + n)) return no_memory(sys, __func__);
-  for (int i = 0; i < n; i++) sys->z_default[first + i] = defaults ? defaults[i] : 0;
+  int cap = sys->cap_z, cap2 = sys->cap_z;
+  if (!GROW(sys->z_default, sys->cap_z, first + n) || !GROW(sys->z_force, cap, first + n) ||
+      !GROW(sys->z_field, cap2, first + n))
+    return no_memory(sys, __func__);
+  for (int i = 0; i < n; i++) {
+    sys->z_default[first + i] = defaults ? defaults[i] : 0;
+    sys->z_force[first + i] = force;
+    sys->z_field[first + i] = fields ? fields[i] : "z";
+  }
   sys->force[force].z_adr = first;
   sys->force[force].nz = n;
   sys->nz = first + n;
@@ -840,6 +850,11 @@ int mbs_system_nbody(const mbs_system* sys) { return sys->nbody; }
 int mbs_system_nq(const mbs_system* sys) { return sys->nq; }
 int mbs_system_nu(const mbs_system* sys) { return sys->nu; }
 int mbs_system_nz(const mbs_system* sys) { return sys->nz; }
+int mbs_system_z_name(const mbs_system* sys, int i, char* buf, size_t n) {
+  if (i < 0 || i >= sys->nz) return MBS_ERR_ARGUMENT;
+  snprintf(buf, n, "%s/%s", sys->force[sys->z_force[i]].name, sys->z_field[i]);
+  return MBS_OK;
+}
 int mbs_system_nparam(const mbs_system* sys) { return sys->nparam; }
 const char* mbs_force_name(const mbs_system* sys, int force) {
   return force >= 0 && force < sys->nforce ? sys->force[force].name : NULL;

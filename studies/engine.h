@@ -66,7 +66,7 @@ typedef struct mbs_param_plan {
 } mbs_param_plan;
 
 enum { MBS_Q_Q = 0, MBS_Q_U, MBS_Q_COM, MBS_Q_BODY_POS, MBS_Q_BODY_ORI, MBS_Q_CONTACT,
-       MBS_Q_REACTION };
+       MBS_Q_REACTION, MBS_Q_Z };
 
 typedef struct mbs_quantity_plan {
   char* name;

@@ -460,10 +460,23 @@ int mbs_plan_outputs(mbs_plan* P, mbs_error* err) {
   if (sp->outputs & MBS_OUT_Q) rc |= add_basic_quantity(P, MBS_Q_Q, 0, 0);
   if (sp->outputs & MBS_OUT_U) rc |= add_basic_quantity(P, MBS_Q_U, 0, 0);
   if (sp->outputs & MBS_OUT_COM) rc |= add_basic_quantity(P, MBS_Q_COM, 0, 0);
-  if ((sp->outputs & MBS_OUT_Z) && P->rank == 0 && P->log)
+  if ((sp->outputs & MBS_OUT_Z) && mbs_system_nz(sys) == 0 && P->rank == 0 && P->log)
     fprintf(P->log, "mbstudy: warning: outputs: z: model '%s' has no auxiliary state variables "
-            "(activations and fiber lengths come with the muscle models); nothing recorded\n",
-            mbs_osim_name(P->om));
+            "(activations, fiber lengths); nothing recorded\n", mbs_osim_name(P->om));
+  if ((sp->outputs & MBS_OUT_Z) && mbs_system_nz(sys) > 0) {
+    const int nz = mbs_system_nz(sys);
+    char** zn = calloc((size_t)nz + 1, sizeof(char*));
+    int ok = zn != NULL;
+    for (int i = 0; ok && i < nz; i++) {
+      char buf[300];
+      mbs_system_z_name(sys, i, buf, sizeof(buf));
+      ok = (zn[i] = mbs_format_string("%s", buf)) != NULL;
+    }
+    if (ok) rc |= add_quantity(P, "z", MBS_Q_Z, 0, nz, (const char* const*)zn, "1 or m");
+    for (int i = 0; zn && i < nz; i++) free(zn[i]);
+    free(zn);
+    if (!ok) rc = MBS_ERR_NO_MEMORY;
+  }
   if (rc) return NO_MEMORY(err);
   if (sp->outputs & MBS_OUT_BODIES)
     for (int i = 0; i < sp->nbodies; i++) {

@@ -80,6 +80,7 @@ static void quantity_values(const mbs_plan* P, const mbs_quantity_plan* q, mbs_s
   switch (q->kind) {
     case MBS_Q_Q: mbs_osim_get_coordinates(P->om, st, out, NULL); break;
     case MBS_Q_U: mbs_osim_get_coordinates(P->om, st, NULL, out); break;
+    case MBS_Q_Z: memcpy(out, mbs_state_z(st), (size_t)q->ncomp * sizeof(double)); break;
     case MBS_Q_COM: {
       double m;
       if (mbs_calc_center_of_mass_subset(sys, st, P->com_skip, &m, out))

@@ -101,6 +101,8 @@ int mbs_system_nu(const mbs_system* sys);
 // auxiliary state variables z (activations, fiber lengths of force elements), integrated with q
 // and u
 int mbs_system_nz(const mbs_system* sys);
+// the name of z[i]: "<force element>/<state>" ("biceps/activation")
+int mbs_system_z_name(const mbs_system* sys, int i, char* buf, size_t n);
 int mbs_system_nparam(const mbs_system* sys);  // instance parameters held by a State
 int mbs_system_nforce(const mbs_system* sys);
 const char* mbs_force_name(const mbs_system* sys, int force);
