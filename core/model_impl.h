@@ -280,6 +280,7 @@ struct mbs_system {
   double* control_default; // ncontrol
   int* control_force;      // ncontrol: the force element each control drives
   struct mbs_contact_data* contact;  // contact geometry and contact forces (contact.c), or NULL
+  struct mbs_path_data* paths;       // geometry paths (path.c), or NULL
 
   // parameters
   double* param_default;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "path_impl.h"
 
 //---------------------------------- helpers ----------------------------------------------------
 
@@ -130,6 +131,7 @@ void mbs_system_destroy(mbs_system* sys) {
   free((void*)sys->z_field);
   free(sys->control_force);
   mbs_contact_data_free(sys->contact);
+  mbs_path_data_free(sys->paths);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
   free(sys->con);
   free(sys->param_default);

@@ -9,6 +9,7 @@
 #include "mbs/function.h"
 #include "mbs/integrate.h"
 #include "mbs/mobilizer.h"
+#include "mbs/path.h"
 #include "mbs/simulate.h"
 #include "mbs/spatial.h"
 #include "mbs/state.h"
