@@ -240,6 +240,7 @@ static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
     [MBS_FORCE_POINT_ACTUATOR] = &mbs_point_actuator_ops,
     [MBS_FORCE_TORQUE_ACTUATOR] = &mbs_torque_actuator_ops,
     [MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR] = &mbs_activation_coordinate_actuator_ops,
+    [MBS_FORCE_MUSCLE] = &mbs_muscle_ops,
     [MBS_FORCE_HUNT_CROSSLEY] = &mbs_hunt_crossley_ops,
     [MBS_FORCE_ELASTIC_FOUNDATION] = &mbs_elastic_foundation_ops,
 };

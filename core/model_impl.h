@@ -119,6 +119,7 @@ typedef enum mbs_force_type {
   MBS_FORCE_HUNT_CROSSLEY,       // contact.c
   MBS_FORCE_ELASTIC_FOUNDATION,  // contact.c
   MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR,  // force_elements.c
+  MBS_FORCE_MUSCLE,              // force_muscle.c
   MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
 
@@ -132,6 +133,7 @@ typedef struct mbs_force_desc {
   int nparam;          // parameters (all must be finite)
   int iarg[MBS_FORCE_NIARG];  // type-specific integers (functions, geometries, ...); -1 unused
   int control;         // index into the State's controls, or -1
+  int icache_adr;      // Instance-stage cache (a prepared muscle model) in st->force_icache
   int z_adr, nz;       // its auxiliary states (activation, fiber length): z[z_adr .. + nz);
                        // apply() writes their derivatives into st->zdot
   int cache_adr;       // Dynamics-stage cache (reports) in the State's force cache
@@ -162,6 +164,9 @@ extern const mbs_force_ops mbs_bushing_ops, mbs_coordinate_limit_ops,
     mbs_point_actuator_ops, mbs_torque_actuator_ops,
     mbs_activation_coordinate_actuator_ops;                             // force_elements.c
 extern const mbs_force_ops mbs_hunt_crossley_ops, mbs_elastic_foundation_ops;  // contact.c
+extern const mbs_force_ops mbs_muscle_ops;                                       // force_muscle.c
+struct mbs_muscle_data;
+void mbs_muscle_data_free(struct mbs_muscle_data* d);
 
 // contact geometry and contact-force data owned by the System (contact.c)
 struct mbs_contact_data;
@@ -276,6 +281,8 @@ struct mbs_system {
   mbs_force_desc* force;
   int nforce, cap_force;
   int nforce_cache;        // doubles of force report cache
+  int nforce_icache;       // doubles of force Instance cache (prepared muscle models)
+  struct mbs_muscle_data* muscles;   // the muscles' curve constants (force_muscle.c), or NULL
   int ncontrol, cap_control;
   double* control_default; // ncontrol
   int* control_force;      // ncontrol: the force element each control drives
@@ -361,6 +368,7 @@ struct mbs_state {
   double* f_mob;               // nu: applied generalized forces
   double* force_cache;         // force reports (contact force, point, penetration, ...)
   double* zdot;                // nz: the auxiliary states' derivatives
+  double* force_icache;        // Instance: prepared muscle models
 
   // constraints (Instance: which are active and where their equations go)
   int* con_eq;                 // per constraint: first active equation, or -1 if disabled

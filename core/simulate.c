@@ -137,7 +137,7 @@ int mbs_simulate(const mbs_system* sys, mbs_state* st, double t_final,
   s.shadow = mbs_integrator_create(sys, opt.integrator, &opt.integ);
   s.tol = s.in ? s.in->opt.constraint_tolerance : 0;
   s.tmp = mbs_state_create(sys);
-  s.y = malloc((size_t)(mbs_system_nq(sys) + mbs_system_nu(sys) + 1) * sizeof(double));
+  s.y = malloc((size_t)(mbs_system_nq(sys) + mbs_system_nu(sys) + mbs_system_nz(sys) + 1) * sizeof(double));
   double* e_prev = calloc((size_t)nevents + 1, sizeof(double));
   double* e_now = calloc((size_t)nevents + 1, sizeof(double));
   int rc = MBS_OK;

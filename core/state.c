@@ -65,6 +65,7 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(f_mob, nu, double);
   PLACE(force_cache, sys->nforce_cache, double);
   PLACE(zdot, sys->nz, double);
+  PLACE(force_icache, sys->nforce_icache, double);
   PLACE(udot, nu, double);
   PLACE(qdotdot, nq, double);
   PLACE(A_GB, 6 * nb, double);

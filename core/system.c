@@ -132,6 +132,7 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->control_force);
   mbs_contact_data_free(sys->contact);
   mbs_path_data_free(sys->paths);
+  mbs_muscle_data_free(sys->muscles);
   for (int i = 0; i < sys->ncon; i++) free(sys->con[i].name);
   free(sys->con);
   free(sys->param_default);
@@ -521,6 +522,7 @@ int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind,
   for (int i = 0; i < MBS_FORCE_NIARG; i++) f->iarg[i] = -1;
   f->control = -1;
   f->cache_adr = -1;
+  f->icache_adr = -1;
   f->z_adr = -1;
   f->name = name;
   return sys->nforce++;

@@ -9,6 +9,7 @@
 #ifndef MBS_FORCE_H_
 #define MBS_FORCE_H_
 
+#include "mbs/muscle.h"
 #include "mbs/state.h"
 #include "mbs/system.h"
 
@@ -110,6 +111,39 @@ int mbs_system_add_torque_actuator(mbs_system* sys, const mbs_torque_actuator_sp
 
 // The current tension (optimal_force * control) of an actuator [Dynamics]; 0 for other forces.
 int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, double* tension);
+
+// A muscle (include/mbs/muscle.h) pulling along geometry path `path` (include/mbs/path.h) with
+// its tendon force. Its excitation is a control (default_excitation) or, when
+// excitation_function >= 0, that function of time; activation (default_activation) and the
+// fiber state are auxiliary states (none for a rigid tendon; the fiber state defaults to the
+// equilibrium at the muscle's rest length; mbs_equilibrate_muscles sets it for a pose).
+// Instance parameters "/forceset/<name>/": max_isometric_force, optimal_fiber_length,
+// tendon_slack_length, pennation_angle_at_optimal, max_contraction_velocity,
+// activation_time_constant, deactivation_time_constant, fiber_damping, minimum_activation; the
+// curves' constants are p's. Returns the force index.
+int mbs_system_add_muscle(mbs_system* sys, const mbs_muscle_params* p, int path,
+                          double default_activation, double default_excitation,
+                          int excitation_function);
+
+// A muscle's state and forces [Dynamics]
+typedef struct mbs_muscle_report {
+  double tendon_force;                  // N
+  double fiber_length, fiber_velocity;  // m, m/s
+  double normalized_fiber_length, normalized_fiber_velocity;
+  double activation, excitation;
+  double pennation_angle;               // rad
+  double active_fiber_force, passive_fiber_force;  // N
+  double muscle_power;                  // W
+  double path_length, path_speed;       // m, m/s
+  double tendon_length;                 // m
+} mbs_muscle_report;
+int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
+                          mbs_muscle_report* out);
+// the path of a muscle, or -1
+int mbs_force_path(const mbs_system* sys, int force);
+// Every muscle's fiber state set to its equilibrium at the State's pose, speeds and activation
+// (OpenSim's equilibrateMuscles) [realizes to Velocity]; an error names the muscle.
+int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,275 @@
+// Muscles as force elements: a musculotendon model (include/mbs/muscle.h) pulling along a
+// geometry path (include/mbs/path.h) with its tendon force; activation and the fiber state are
+// auxiliary states z; the model's main properties are instance parameters (a study varies
+// them, a cohort scales them), the curves' constants the System's. At Instance the model is
+// prepared from them into the State's cache; at Dynamics the path's length and speed, the
+// excitation and the states give the tendon force, the states' derivatives and the reports.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbs/force.h"
+#include "mbs/muscle.h"
+#include "model_impl.h"
+#include "path_impl.h"
+
+// parameters of a muscle (in this order)
+enum {
+  MP_FMAX = 0, MP_LOPT, MP_LTS, MP_ALPHA, MP_VMAX, MP_TACT, MP_TDEACT, MP_DAMPING, MP_AMIN,
+  MP_SIZE
+};
+static const char* const mp_names[MP_SIZE] = {
+    "max_isometric_force",        "optimal_fiber_length",    "tendon_slack_length",
+    "pennation_angle_at_optimal", "max_contraction_velocity", "activation_time_constant",
+    "deactivation_time_constant", "fiber_damping",            "minimum_activation"};
+static const char* const mp_units[MP_SIZE] = {"N", "m", "m", "rad", "1/s", "s", "s", "1", "1"};
+
+// integer arguments
+enum { MI_MUSCLE = 0, MI_PATH = 1, MI_FUNCTION = 2, MI_ACT = 3, MI_FIBER = 4 };
+
+// the report cache (Dynamics)
+enum {
+  MR_TENDON_FORCE = 0, MR_FIBER_LENGTH, MR_FIBER_VELOCITY, MR_NORM_FIBER_LENGTH,
+  MR_NORM_FIBER_VELOCITY, MR_ACTIVATION, MR_EXCITATION, MR_PENNATION, MR_ACTIVE_FORCE,
+  MR_PASSIVE_FORCE, MR_POWER, MR_PATH_LENGTH, MR_PATH_SPEED, MR_TENDON_LENGTH, MR_SIZE
+};
+
+struct mbs_muscle_data {
+  int n, cap;
+  mbs_muscle_params* templ;  // the curves' constants and the kind
+};
+
+void mbs_muscle_data_free(struct mbs_muscle_data* d) {
+  if (!d) return;
+  free(d->templ);
+  free(d);
+}
+
+static mbs_muscle_model* model_of(const mbs_state* st, const mbs_force_desc* f) {
+  return (mbs_muscle_model*)(void*)(st->force_icache + f->icache_adr);
+}
+
+static void params_of(const mbs_system* sys, const mbs_force_desc* f, const double* p,
+                      mbs_muscle_params* out) {
+  *out = sys->muscles->templ[f->iarg[MI_MUSCLE]];
+  out->max_isometric_force = p[MP_FMAX];
+  out->optimal_fiber_length = p[MP_LOPT];
+  out->tendon_slack_length = p[MP_LTS];
+  out->pennation_angle_at_optimal = p[MP_ALPHA];
+  out->max_contraction_velocity = p[MP_VMAX];
+  out->activation_time_constant = p[MP_TACT];
+  out->deactivation_time_constant = p[MP_TDEACT];
+  out->fiber_damping = p[MP_DAMPING];
+  out->minimum_activation = p[MP_AMIN];
+}
+
+// Instance: the model from the State's parameters
+static int muscle_check(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f,
+                        const double* p) {
+  mbs_muscle_params mp;
+  params_of(sys, f, p, &mp);
+  mbs_error e;
+  char name[160];
+  snprintf(name, sizeof(name), "muscle '%s'", f->name);
+  if (mbs_muscle_prepare(model_of(st, f), &mp, name, &e) != MBS_OK) {
+    char comp[MBS_ERROR_COMPONENT_LEN];
+    snprintf(comp, sizeof(comp), "force '%s'", f->name);
+    return mbs_error_set(&st->err, e.code, "mbs_realize_instance", __LINE__, comp, "%s",
+                         e.message);
+  }
+  return MBS_OK;
+}
+
+static double excitation_of(const mbs_system* sys, const mbs_state* st, const mbs_force_desc* f) {
+  if (f->iarg[MI_FUNCTION] >= 0) {
+    double d[3];
+    mbs_system_eval_function(sys, st, f->iarg[MI_FUNCTION], st->vars[0], d);
+    return d[0];
+  }
+  return f->control >= 0 ? st->controls[f->control] : 0;
+}
+
+// Dynamics: tendon force along the path, the states' derivatives, the reports
+static void muscle_apply(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f,
+                         const double* p, double* F_body, double* f_mob) {
+  (void)p;
+  const mbs_muscle_model* m = model_of(st, f);
+  mbs_path_eval_out o;
+  mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1);
+  const double e = excitation_of(sys, st, f);
+  const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER];
+  const double a = ia >= 0 ? st->z[ia] : e;
+  const double s = ifb >= 0 ? st->z[ifb] : NAN;
+  mbs_muscle_output out;
+  mbs_error err;
+  double* r = st->force_cache + f->cache_adr;
+  if (mbs_muscle_eval(m, o.length, o.speed, a, s, &out, &err) != MBS_OK) {
+    // a NaN force: the dynamics reports it (mbs_diagnose_forces)
+    for (int k = 0; k < MR_SIZE; k++) r[k] = NAN;
+    if (ia >= 0) st->zdot[ia] = NAN;
+    if (ifb >= 0) st->zdot[ifb] = NAN;
+    mbs_path_apply_tension(sys, st, f->iarg[MI_PATH], &o, NAN, F_body, f_mob);
+    return;
+  }
+  if (ia >= 0) st->zdot[ia] = mbs_muscle_activation_derivative(m, e, a);
+  if (ifb >= 0) st->zdot[ifb] = out.fiber_state_derivative;
+  r[MR_TENDON_FORCE] = out.tendon_force;
+  r[MR_FIBER_LENGTH] = out.fiber_length;
+  r[MR_FIBER_VELOCITY] = out.fiber_velocity;
+  r[MR_NORM_FIBER_LENGTH] = out.normalized_fiber_length;
+  r[MR_NORM_FIBER_VELOCITY] = out.normalized_fiber_velocity;
+  r[MR_ACTIVATION] = out.activation;
+  r[MR_EXCITATION] = e;
+  r[MR_PENNATION] = out.pennation_angle;
+  r[MR_ACTIVE_FORCE] = out.active_fiber_force;
+  r[MR_PASSIVE_FORCE] = out.passive_fiber_force;
+  r[MR_POWER] = out.muscle_power;
+  r[MR_PATH_LENGTH] = o.length;
+  r[MR_PATH_SPEED] = o.speed;
+  r[MR_TENDON_LENGTH] = out.tendon_length;
+  mbs_path_apply_tension(sys, st, f->iarg[MI_PATH], &o, out.tendon_force, F_body, f_mob);
+}
+
+const mbs_force_ops mbs_muscle_ops = {"muscle", muscle_check, muscle_apply, NULL};
+
+int mbs_system_add_muscle(mbs_system* sys, const mbs_muscle_params* p, int path,
+                          double default_activation, double default_excitation,
+                          int excitation_function) {
+  int rc = mbs_system_check_building(sys, __func__);
+  if (rc) return rc;
+  if (!p || p->kind < 0 || p->kind >= MBS_MUSCLE_KIND_COUNT)
+    return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, "muscle", "muscle: no parameters or an unknown "
+                    "kind");
+  if (path < 0 || path >= mbs_system_npath(sys))
+    return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, "muscle", "muscle: path %d does not exist",
+                    path);
+  if (excitation_function >= sys->nfunc)
+    return MBS_FAIL(&sys->err, MBS_ERR_ARGUMENT, "muscle",
+                    "muscle: excitation function %d does not exist", excitation_function);
+  // the parameters as a model would check them, before anything is added
+  mbs_muscle_model* probe = malloc(sizeof(*probe));
+  if (!probe) return mbs_system_no_memory(sys, __func__);
+  mbs_error e;
+  rc = mbs_muscle_prepare(probe, p, mbs_path_owner(sys, path), &e);
+  int has_act = 0, has_fiber = 0;
+  if (rc == MBS_OK) mbs_muscle_state_count(probe, &has_act, &has_fiber);
+  double fiber0 = NAN;
+  if (rc == MBS_OK && has_fiber) {  // a default fiber state: the equilibrium at rest length
+    mbs_muscle_equilibrium eq;
+    const double lmt = p->optimal_fiber_length * cos(p->pennation_angle_at_optimal) +
+                       p->tendon_slack_length;
+    if (mbs_muscle_equilibrium_solve(probe, default_activation, lmt, 0, 0, &eq, &e) == MBS_OK)
+      fiber0 = eq.fiber_state;
+    else
+      fiber0 = p->kind == MBS_MUSCLE_DEGROOTE2016 ? 0 : p->optimal_fiber_length;
+  }
+  free(probe);
+  if (rc) return mbs_error_set(&sys->err, rc, __func__, __LINE__, e.component, "%s", e.message);
+  if (!sys->muscles && !(sys->muscles = calloc(1, sizeof(*sys->muscles))))
+    return mbs_system_no_memory(sys, __func__);
+  struct mbs_muscle_data* d = sys->muscles;
+  if (d->n == d->cap) {
+    const int cap = d->cap ? 2 * d->cap : 16;
+    mbs_muscle_params* t = realloc(d->templ, (size_t)cap * sizeof(*t));
+    if (!t) return mbs_system_no_memory(sys, __func__);
+    d->templ = t;
+    d->cap = cap;
+  }
+  d->templ[d->n] = *p;
+  double pv[MP_SIZE] = {p->max_isometric_force,        p->optimal_fiber_length,
+                        p->tendon_slack_length,        p->pennation_angle_at_optimal,
+                        p->max_contraction_velocity,   p->activation_time_constant,
+                        p->deactivation_time_constant, p->fiber_damping,
+                        p->minimum_activation};
+  const int id = mbs_system_new_force(sys, MBS_FORCE_MUSCLE, "muscle", 0, 0, pv, MP_SIZE);
+  if (id < 0) return id;
+  mbs_force_desc* f = &sys->force[id];
+  f->iarg[MI_MUSCLE] = d->n++;
+  f->iarg[MI_PATH] = path;
+  f->iarg[MI_FUNCTION] = excitation_function;
+  for (int k = 0; k < MP_SIZE; k++)
+    if ((rc = mbs_system_force_param(sys, id, mp_names[k], k, 1, mp_units[k]))) return rc;
+  if ((rc = mbs_system_force_cache(sys, id, MR_SIZE)) < 0) return rc;
+  f = &sys->force[id];
+  f->icache_adr = sys->nforce_icache;
+  sys->nforce_icache += (int)((sizeof(mbs_muscle_model) + sizeof(double) - 1) / sizeof(double));
+  const int c = mbs_system_force_control(sys, id, default_excitation);
+  if (c < 0) return c;
+  double z0[2];
+  const char* fields[2];
+  int nz = 0;
+  if (has_act) {
+    z0[nz] = default_activation;
+    fields[nz++] = "activation";
+  }
+  if (has_fiber) {
+    z0[nz] = fiber0;
+    fields[nz++] = p->kind == MBS_MUSCLE_DEGROOTE2016 ? "normalized_tendon_force"
+                                                      : "fiber_length";
+  }
+  if (nz > 0) {
+    const int z = mbs_system_force_z(sys, id, nz, z0, fields);
+    if (z < 0) return z;
+    f = &sys->force[id];
+    f->iarg[MI_ACT] = has_act ? z : -1;
+    f->iarg[MI_FIBER] = has_fiber ? z + (has_act ? 1 : 0) : -1;
+  } else {
+    f->iarg[MI_ACT] = f->iarg[MI_FIBER] = -1;
+  }
+  return id;
+}
+
+int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
+                          mbs_muscle_report* out) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce || sys->force[force].type != MBS_FORCE_MUSCLE || !out)
+    return mbs_error_set(&st->err, MBS_ERR_ARGUMENT, __func__, __LINE__, sys->name,
+                         "%s: force %d is not a muscle", __func__, force);
+  const double* r = st->force_cache + sys->force[force].cache_adr;
+  out->tendon_force = r[MR_TENDON_FORCE];
+  out->fiber_length = r[MR_FIBER_LENGTH];
+  out->fiber_velocity = r[MR_FIBER_VELOCITY];
+  out->normalized_fiber_length = r[MR_NORM_FIBER_LENGTH];
+  out->normalized_fiber_velocity = r[MR_NORM_FIBER_VELOCITY];
+  out->activation = r[MR_ACTIVATION];
+  out->excitation = r[MR_EXCITATION];
+  out->pennation_angle = r[MR_PENNATION];
+  out->active_fiber_force = r[MR_ACTIVE_FORCE];
+  out->passive_fiber_force = r[MR_PASSIVE_FORCE];
+  out->muscle_power = r[MR_POWER];
+  out->path_length = r[MR_PATH_LENGTH];
+  out->path_speed = r[MR_PATH_SPEED];
+  out->tendon_length = r[MR_TENDON_LENGTH];
+  return MBS_OK;
+}
+
+int mbs_force_path(const mbs_system* sys, int force) {
+  if (force < 0 || force >= sys->nforce || sys->force[force].type != MBS_FORCE_MUSCLE) return -1;
+  return sys->force[force].iarg[MI_PATH];
+}
+
+int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
+  int rc = mbs_realize_velocity(sys, st);
+  if (rc) return rc;
+  // the models are prepared at Instance (realized above)
+  for (int i = 0; i < sys->nforce; i++) {
+    const mbs_force_desc* f = &sys->force[i];
+    if (f->type != MBS_FORCE_MUSCLE || f->iarg[MI_FIBER] < 0) continue;
+    mbs_path_eval_out o;
+    mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1);
+    const double a = f->iarg[MI_ACT] >= 0 ? st->z[f->iarg[MI_ACT]] : excitation_of(sys, st, f);
+    mbs_muscle_equilibrium eq;
+    mbs_error e;
+    rc = mbs_muscle_equilibrium_solve(model_of(st, f), a, o.length, o.speed, 0, &eq, &e);
+    if (rc) {
+      char comp[MBS_ERROR_COMPONENT_LEN];
+      snprintf(comp, sizeof(comp), "muscle '%s'", f->name);
+      return mbs_error_set(&st->err, rc, __func__, __LINE__, comp, "%s", e.message);
+    }
+    st->z[f->iarg[MI_FIBER]] = eq.fiber_state;
+  }
+  mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
+  return MBS_OK;
+}
