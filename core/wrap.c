@@ -332,6 +332,8 @@ static mbs_wrap_action cylinder_wrap(mbs_wrap_result* out, double R, double half
 //---------------------------------- sphere -----------------------------------------------------
 
 // Sphere of radius R about the origin: the great circle in the plane of the centre, p1 and p2.
+// (Round the far side OpenSim's wrap_path_length comes out negative, angle = -(2 pi - angle),
+// a sign meant for drawing; the length here is the arc's.)
 static mbs_wrap_action sphere_wrap(mbs_wrap_result* out, double R, int wrap_axis,
                                    int wrap_sign, const double p1[3], const double p2[3],
                                    const mbs_wrap_memory* prev) {

@@ -19,7 +19,7 @@
 //   horizontal distance travelled (OpenSim reaches the same curve by sliding the tangent points
 //   until tangent within 1 degree). Unconstrained it wraps when the segment passes within the
 //   radius of the axis line; no wrap when both tangent points lie beyond the ends (OpenSim's
-//   rule: one tangent point within the length is enough).
+//   rule: one tangent point within the length is enough), nor for a segment along the axis.
 // - Ellipsoid (semi-axes dimensions[] along x, y, z): OpenSim's planar approximation of the
 //   geodesic. A surface point c1 fixes the plane through p1, p2 and c1; the path is the tangent
 //   segments and the arc of the plane's elliptical section on c1's side. c1 comes from the
@@ -28,15 +28,18 @@
 //   chord of p1-p2 inside the ellipsoid), axial ("Frans": the closest point in the principal
 //   section crossed by the chord along the axis most parallel to it), hybrid (OpenSim's
 //   default: axial blended with the "fan", the mean direction from 298 chord points to their
-//   closest surface points). Tangent points and the section's arc are then exact (polar line,
-//   Gauss-Legendre arc length) where OpenSim iterates and sums 1 mm chords. Wraps when the
-//   segment passes through the ellipsoid.
+//   closest surface points). Tangent points and the section's arc are then solved in closed
+//   form (an affine map makes the section a circle; arc length by Gauss-Legendre) where OpenSim
+//   iterates and sums 1 mm chords; when OpenSim starts that iteration from the chord's ends
+//   instead of c1 (axial, its chord point off the chord) the side is the one whose tangent
+//   points lie nearer those ends. Wraps (mandatory) when the segment passes through it.
 // - Torus (tube of radius inner_radius around the circle of radius outer_radius about z in the
 //   plane z = 0): as OpenSim, the point of that circle closest to the line p1-p2 (the true
 //   closest point: OpenSim's residual has a factor 2 that aims at a circle of twice the radius;
 //   for symmetric paths both agree) carries a cylinder of the tube's radius tangent to the circle,
 //   unbounded, constrained to the side facing the torus axis: the path is pulled through the
-//   hole and wraps the inner side of the tube.
+//   hole and wraps the inner side of the tube. Reported as "wrapped" (a point within the tube
+//   radius of that cylinder's axis: no wrap).
 //
 // Quadrant (OpenSim's WrapObject quadrant: "all", "+x", "-x", "+y", "-y", "+z", "-z"): the side
 // of the object the path must wrap on. With a quadrant, sphere and cylinder choose the wrapping
@@ -52,9 +55,10 @@
 // path (mandatory wrap first, else the least lengthening) are the caller's.
 //
 // No allocation, no global state. What OpenSim keeps between evaluations (PathWrap's previous
-// wrap) is an mbs_wrap_memory the caller stores in its State: read when the geometry is
-// degenerate (the line through the sphere's centre: the previous wrapping plane is kept), and
-// updated by the caller with mbs_wrap_remember for the segment it chose.
+// wrap) is an mbs_wrap_memory the caller stores in its State: read only when the points do not
+// fix the answer (the line through a sphere's centre, or through an ellipsoid's c1: the
+// previous wrapping plane and turning sense are kept; a cylinder's exact tie of both sides: the
+// previous sense), and updated by the caller with mbs_wrap_remember for the segment it chose.
 #ifndef MBS_WRAP_H_
 #define MBS_WRAP_H_
 
@@ -109,7 +113,8 @@ typedef enum mbs_wrap_action {
   MBS_WRAP_WRAPPED,           // wrapped: the segment wraps; among several candidate segments
                               // of a path OpenSim keeps the one lengthening the path least
   MBS_WRAP_MANDATORY          // mandatoryWrap: the straight segment passes through the object,
-                              // so this segment must wrap
+                              // so this segment must wrap (as OpenSim, a sphere without
+                              // quadrant and a torus report "wrapped" even then)
 } mbs_wrap_action;
 
 #define MBS_WRAP_PATH_POINTS 17
@@ -137,8 +142,9 @@ typedef struct mbs_wrap_memory {
 int mbs_wrap_object_check(const mbs_wrap_object* obj, mbs_error* err);
 
 // Wrap the segment p1-p2 (in the object's frame) over the object. `prev` may be NULL. Returns
-// MBS_OK with out->action telling whether it wrapped, or MBS_ERR_ARGUMENT / MBS_ERR_PARAMETER /
-// MBS_ERR_NAN (non-finite input or result). Pure: no allocation, nothing written but *out.
+// MBS_OK with out->action telling whether it wrapped; MBS_ERR_ARGUMENT for a NULL or non-finite
+// point, MBS_ERR_PARAMETER for a bad object, MBS_ERR_NAN for a non-finite result. Pure: no
+// allocation, nothing written but *out (and *err on failure).
 int mbs_wrap_segment(mbs_wrap_result* out, const mbs_wrap_object* obj, const double p1[3],
                      const double p2[3], const mbs_wrap_memory* prev, mbs_error* err);
 

@@ -7,6 +7,7 @@
 //   a general ellipsoid lies between the straight line and the wrap of the circumscribed
 //   sphere's section in the same plane, with tangent points tangent and on the surface;
 // - torus: paths in a meridian plane, through the hole round the tube's inner side;
+// - quadrants of the ellipsoid (c1 mirrored) and the torus (its circle's closest point);
 // - continuity of the path length while a point sweeps across the onset of wrapping;
 // - the memory (line through a sphere's centre), parsing and argument checks.
 #include <math.h>
@@ -283,7 +284,8 @@ static void test_cylinder(void) {
   // finite length: the tangent points of this path lie at heights z1 and z2
   {
     const double p1[3] = {-3 * R, -0.5 * R, 0.5}, p2[3] = {3 * R, -0.5 * R, 0.9};
-    const double d = hypot(3, 0.5) * R, g = angle3((double[3]){-3, -0.5, 0}, (double[3]){3, -0.5, 0});
+    const double u1[3] = {-3, -0.5, 0}, u2[3] = {3, -0.5, 0};
+    const double d = hypot(3, 0.5) * R, g = angle3(u1, u2);
     const double l = sqrt(d * d - R * R), arc = planar_arc(d, d, g, R), run = 2 * l + arc;
     const double z1 = 0.5 + 0.4 * l / run, z2 = 0.5 + 0.4 * (l + arc) / run;
     mbs_wrap_result r;
@@ -478,17 +480,21 @@ static void test_ellipsoid_general(void) {
   }
 }
 
-// the total length while p1 moves by `step` along `dir` from `start`, n steps: no jump larger
-// than factor * step, and the path wraps at some positions and not at others
-static void check_sweep(const mbs_wrap_object* o, const double start[3], const double dir[3],
-                        const double p2[3], double step, int n, double factor) {
+// the total length while p1 and p2 move by step * dir1, step * dir2, n steps: no jump larger
+// than factor * step * (|dir1| + |dir2|); with `onset`, the path wraps at some positions and
+// not at others
+static void check_sweep(const mbs_wrap_object* o, const double start1[3], const double dir1[3],
+                        const double start2[3], const double dir2[3], double step, int n,
+                        double factor, int onset) {
   mbs_error err;
   double last = 0, worst = 0;
   int nw = 0;
   for (int k = 0; k <= n; k++) {
-    double p1[3];
-    mbs_v3_copy(p1, start);
-    mbs_v3_axpy(p1, k * step, dir);
+    double p1[3], p2[3];
+    mbs_v3_copy(p1, start1);
+    mbs_v3_axpy(p1, k * step, dir1);
+    mbs_v3_copy(p2, start2);
+    mbs_v3_axpy(p2, k * step, dir2);
     mbs_wrap_result r;
     EXPECT_OK(mbs_wrap_segment(&r, o, p1, p2, NULL, &err));
     nw += wrapped(&r);
@@ -496,37 +502,15 @@ static void check_sweep(const mbs_wrap_object* o, const double start[3], const d
     if (k > 0 && fabs(L - last) > worst) worst = fabs(L - last);
     last = L;
   }
-  EXPECT_TRUE(nw > n / 10 && nw < n - n / 10);
-  EXPECT_TRUE(worst <= factor * step + 1e-15);
-  if (!(worst <= factor * step + 1e-15))
-    fprintf(stderr, "  %s: largest change %.3g for a step of %.3g\n", mbs_wrap_shape_name(o->shape),
-            worst, step);
-}
-
-static void test_continuity(void) {
-  const int n = getenv("MBS_TEST_QUICK") ? 400 : 4000;
-  const double up[3] = {0, 1, 0};
-  {  // sphere: p1 rises so that the segment passes from below the sphere to through it
-    const mbs_wrap_object o = sphere_object(0.05, MBS_WRAP_ALL);
-    const double start[3] = {-0.15, -0.12, 0.01}, p2[3] = {0.15, -0.02, -0.01};
-    check_sweep(&o, start, up, p2, 0.1 / n, n, 1.0 + 1e-9);
-  }
-  {  // cylinder, points at different heights
-    const mbs_wrap_object o = cylinder_object(0.05, 1, MBS_WRAP_ALL);
-    const double start[3] = {-0.15, -0.12, 0.1}, p2[3] = {0.15, -0.02, -0.1};
-    check_sweep(&o, start, up, p2, 0.1 / n, n, 1.0 + 1e-9);
-  }
-  for (int m = 0; m < MBS_WRAP_METHOD_COUNT; m++) {  // ellipsoid, a skew path
-    const mbs_wrap_object o = ellipsoid_object(0.05, 0.03, 0.02, (mbs_wrap_method)m);
-    const double start[3] = {-0.12, -0.1, 0.03}, p2[3] = {0.1, 0.0, -0.02};
-    const double dir[3] = {0.2, 1, 0.1};
-    check_sweep(&o, start, dir, p2, 0.1 / n, n, 2.0);
-  }
-  {  // torus: a path through the hole starting to touch the tube's inner side
-    const mbs_wrap_object o = torus_object(0.02, 0.1);
-    const double start[3] = {0.06, 0, 0.06}, p2[3] = {0.085, 0, -0.06}, dx[3] = {1, 0, 0};
-    check_sweep(&o, start, dx, p2, 0.035 / n, n, 1.0 + 1e-9);
-  }
+  if (onset)
+    EXPECT_TRUE(nw > n / 10 && nw < n - n / 10);
+  else
+    EXPECT_EQ_INT(nw, n + 1);
+  const double bound = factor * step * (mbs_v3_norm(dir1) + mbs_v3_norm(dir2)) + 1e-15;
+  EXPECT_TRUE(worst <= bound);
+  if (!(worst <= bound))
+    fprintf(stderr, "  %s (%s): largest change %.3g for a step of %.3g\n",
+            mbs_wrap_shape_name(o->shape), mbs_wrap_method_name(o->method), worst, step);
 }
 
 // the torus: paths in the meridian plane y = 0 against the planar wrap round the tube's
@@ -587,6 +571,79 @@ static void test_torus(void) {
   }
 }
 
+static void test_continuity(void) {
+  const int n = getenv("MBS_TEST_QUICK") ? 400 : 4000;
+  const double up[3] = {0, 1, 0}, still[3] = {0, 0, 0};
+  {  // sphere: p1 rises so that the segment passes from below the sphere to through it
+    const mbs_wrap_object o = sphere_object(0.05, MBS_WRAP_ALL);
+    const double start[3] = {-0.15, -0.12, 0.01}, p2[3] = {0.15, -0.02, -0.01};
+    check_sweep(&o, start, up, p2, still, 0.1 / n, n, 1.0 + 1e-9, 1);
+  }
+  {  // cylinder, points at different heights
+    const mbs_wrap_object o = cylinder_object(0.05, 1, MBS_WRAP_ALL);
+    const double start[3] = {-0.15, -0.12, 0.1}, p2[3] = {0.15, -0.02, -0.1};
+    check_sweep(&o, start, up, p2, still, 0.1 / n, n, 1.0 + 1e-9, 1);
+  }
+  for (int m = 0; m < MBS_WRAP_METHOD_COUNT; m++) {
+    const mbs_wrap_object o = ellipsoid_object(0.05, 0.03, 0.02, (mbs_wrap_method)m);
+    {  // a skew path starting to cross the ellipsoid
+      const double start[3] = {-0.12, -0.1, 0.03}, p2[3] = {0.1, 0.0, -0.02};
+      const double dir[3] = {0.2, 1, 0.1};
+      check_sweep(&o, start, dir, p2, still, 0.1 / n, n, 1.0 + 1e-9, 1);
+    }
+    {  // a path turning from along x to diagonal: hybrid goes from axial to fan
+      const double s1[3] = {-0.08, 0, 0.004}, s2[3] = {0.08, 0.004, 0.002};
+      const double d1[3] = {0, 1, 0}, d2[3] = {0, -1, 0};
+      check_sweep(&o, s1, d1, s2, d2, 0.12 / n, n, 1.0 + 1e-9, 0);
+    }
+  }
+  {  // torus: a path through the hole starting to touch the tube's inner side
+    const mbs_wrap_object o = torus_object(0.02, 0.1);
+    const double start[3] = {0.06, 0, 0.06}, p2[3] = {0.085, 0, -0.06}, dx[3] = {1, 0, 0};
+    check_sweep(&o, start, dx, p2, still, 0.035 / n, n, 1.0 + 1e-9, 1);
+  }
+}
+
+// quadrants of an ellipsoid and a torus
+static void test_quadrants_ellipsoid_torus(void) {
+  mbs_error err;
+  const double a[3] = {0.04, 0.03, 0.02};
+  const double p1[3] = {-0.1, -0.006, 0.001}, p2[3] = {0.1, -0.01, 0};
+  for (int m = 0; m < MBS_WRAP_METHOD_COUNT; m++) {
+    mbs_wrap_object o = ellipsoid_object(a[0], a[1], a[2], (mbs_wrap_method)m);
+    const mbs_wrap_quadrant qs[3] = {MBS_WRAP_ALL, MBS_WRAP_NEG_Y, MBS_WRAP_POS_Y};
+    for (int k = 0; k < 3; k++) {
+      o.quadrant = qs[k];
+      mbs_wrap_result r;
+      EXPECT_OK(mbs_wrap_segment(&r, &o, p1, p2, NULL, &err));
+      EXPECT_EQ_INT(r.action, MBS_WRAP_MANDATORY);
+      // unconstrained and -y: round the -y, +z side (the short way); +y: c1 mirrored in
+      // y = 0, round the +y, +z side
+      const double* mid = r.path[MBS_WRAP_PATH_POINTS / 2];
+      EXPECT_TRUE(k < 2 ? mid[1] < -0.3 * a[1] : mid[1] > 0.3 * a[1]);
+      EXPECT_TRUE(mid[2] > 0.5 * a[2]);
+      double t1 = 0, e = -1;
+      for (int i = 0; i < 3; i++) {
+        t1 += r.r1[i] * p1[i] / (a[i] * a[i]);
+        e += (r.r2[i] / a[i]) * (r.r2[i] / a[i]);
+      }
+      EXPECT_ABS(t1, 1, 1e-11);
+      EXPECT_ABS(e, 0, 1e-12);
+    }
+  }
+  // a torus constrained to +x does not wrap a path crossing its tube on the -x side
+  mbs_wrap_object o = torus_object(0.02, 0.1);
+  const double q1[3] = {-0.11, 0, 0.06}, q2[3] = {-0.095, 0, -0.05};
+  mbs_wrap_result r;
+  o.quadrant = MBS_WRAP_POS_X;
+  EXPECT_OK(mbs_wrap_segment(&r, &o, q1, q2, NULL, &err));
+  EXPECT_EQ_INT(r.action, MBS_WRAP_NONE);
+  o.quadrant = MBS_WRAP_NEG_X;
+  EXPECT_OK(mbs_wrap_segment(&r, &o, q1, q2, NULL, &err));
+  EXPECT_EQ_INT(r.action, MBS_WRAP_WRAPPED);
+  check_torus_meridian(&r, 0.02, 0.1, q1, q2, M_PI);
+}
+
 static void test_parse_and_errors(void) {
   mbs_error err;
   mbs_wrap_quadrant q;
@@ -631,6 +688,7 @@ int main(void) {
   test_ellipsoid_sphere();
   test_ellipsoid_general();
   test_torus();
+  test_quadrants_ellipsoid_torus();
   test_continuity();
   test_parse_and_errors();
   return mbs_test_finish("test_wrap");
