@@ -251,6 +251,10 @@ int mbs_force_path(const mbs_system* sys, int force) {
 }
 
 int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
+  int any = 0;
+  for (int i = 0; i < sys->nforce && !any; i++)
+    any = sys->force[i].type == MBS_FORCE_MUSCLE && sys->force[i].iarg[MI_FIBER] >= 0;
+  if (!any) return MBS_OK;
   int rc = mbs_realize_velocity(sys, st);
   if (rc) return rc;
   // the models are prepared at Instance (realized above)
@@ -258,7 +262,7 @@ int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
     const mbs_force_desc* f = &sys->force[i];
     if (f->type != MBS_FORCE_MUSCLE || f->iarg[MI_FIBER] < 0) continue;
     mbs_path_eval_out o;
-    mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1);
+    if ((rc = mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1))) return rc;
     const double a = f->iarg[MI_ACT] >= 0 ? st->z[f->iarg[MI_ACT]] : excitation_of(sys, st, f);
     mbs_muscle_equilibrium eq;
     mbs_error e;

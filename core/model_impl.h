@@ -288,6 +288,7 @@ struct mbs_system {
   int* control_force;      // ncontrol: the force element each control drives
   struct mbs_contact_data* contact;  // contact geometry and contact forces (contact.c), or NULL
   struct mbs_path_data* paths;       // geometry paths (path.c), or NULL
+  int nwrap_memory;                  // path wraps: what each remembers lives in the State
 
   // parameters
   double* param_default;
@@ -369,6 +370,7 @@ struct mbs_state {
   double* force_cache;         // force reports (contact force, point, penetration, ...)
   double* zdot;                // nz: the auxiliary states' derivatives
   double* force_icache;        // Instance: prepared muscle models
+  struct mbs_wrap_memory* wrap_mem;  // per path wrap: the wrap it chose last (path.c)
 
   // constraints (Instance: which are active and where their equations go)
   int* con_eq;                 // per constraint: first active equation, or -1 if disabled

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "path_impl.h"
 
 void mbs_mob_ctx_init(mbs_mob_ctx* c, const mbs_system* sys, const mbs_state* st, int b) {
   c->sys = sys;
@@ -116,6 +117,7 @@ int mbs_realize_instance(const mbs_system* sys, mbs_state* st) {
   st->stage = MBS_STAGE_MODEL;
   if ((rc = realize_instance_bodies(sys, st))) return rc;
   if ((rc = realize_instance_functions(sys, st))) return rc;
+  if ((rc = mbs_paths_realize_instance(sys, st))) return rc;
   if ((rc = mbs_check_force_params(sys, st))) return rc;
   if ((rc = mbs_constraints_realize_instance(sys, st))) return rc;
   // Ground: at rest at the origin, no mass

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbs/wrap.h"
 #include "model_impl.h"
 
 static const char* const stage_names[MBS_STAGE_COUNT] = {
@@ -66,6 +67,7 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(force_cache, sys->nforce_cache, double);
   PLACE(zdot, sys->nz, double);
   PLACE(force_icache, sys->nforce_icache, double);
+  PLACE(wrap_mem, sys->nwrap_memory, mbs_wrap_memory);
   PLACE(udot, nu, double);
   PLACE(qdotdot, nq, double);
   PLACE(A_GB, 6 * nb, double);
@@ -107,6 +109,7 @@ mbs_state* mbs_state_create(const mbs_system* sys) {
   st->stack_size = sys->scratch_bytes;
   point_vars(st, sys);
   memset(st->flags, 0, (size_t)sys->nbody);
+  memset(st->wrap_mem, 0, (size_t)sys->nwrap_memory * sizeof(mbs_wrap_memory));
   // defaults
   st->vars[0] = 0;
   memcpy(st->q, sys->q_default, (size_t)sys->nq * sizeof(double));

@@ -25,6 +25,7 @@
 #include "mbs/dynamics.h"
 #include "mbs/force.h"
 #include "mbs/mesh.h"
+#include "mbs/path.h"
 #include "mbs/spatial.h"
 #include "mbs/table.h"
 
@@ -1381,6 +1382,164 @@ static int control_function_for(mbs_osim_model* m, const control_fn* cf, int ncf
   return -1;
 }
 
+// the muscle kinds mbstudy simulates, and which of its models each is
+static int muscle_kind_of(const char* kind) {
+  if (!strcmp(kind, "Thelen2003Muscle")) return MBS_MUSCLE_THELEN2003;
+  if (!strcmp(kind, "Millard2012EquilibriumMuscle")) return MBS_MUSCLE_MILLARD2012;
+  if (!strcmp(kind, "DeGrooteFregly2016Muscle")) return MBS_MUSCLE_DEGROOTE2016;
+  if (!strcmp(kind, "RigidTendonMuscle")) return MBS_MUSCLE_RIGID_TENDON;
+  return -1;
+}
+
+// a number property of element e (or of its child element `sub`), kept when absent
+static int muscle_number(mbs_osim_model* m, xmlNodePtr e, const char* sub, const char* field,
+                         double* v, const char* kind, const char* nm) {
+  xmlNodePtr n = sub ? first_elem(child(e, sub)) : e;
+  if (sub && !n) n = child(e, sub);
+  if (!n) return 1;
+  return read_number_or(m, n, field, v, *v, kind, nm);
+}
+
+static int add_path_wraps(mbs_osim_model* m, xmlNodePtr geometry_path, int path,
+                          const char* kind, const char* nm);
+
+// A muscle of a kind mbstudy simulates: its path, its properties (OpenSim's defaults where the
+// file has none), its excitation (a PrescribedController's function, or a control)
+static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r, int mk,
+                      const char* kind, const char* nm, const control_fn* cf, int ncf, int* id) {
+  const int line = line_of(e);
+  mbs_path_point_spec pts[MBS_PATH_MAX_POINTS];
+  if (r->npoint < 2 || r->npoint > MBS_PATH_MAX_POINTS)
+    return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "its path has %d points (2 to %d)",
+                   r->npoint, MBS_PATH_MAX_POINTS);
+  for (int i = 0; i < r->npoint; i++) {
+    const mbs_osim_path_point* q = &r->points[i];
+    mbs_path_point_spec* s = &pts[i];
+    *s = mbs_path_point_spec_default(q->name, q->body);
+    memcpy(s->location, q->location, sizeof(s->location));
+    if (q->coordinate >= 0) {
+      const mbs_osim_coordinate* c = &m->coord[q->coordinate];
+      s->kind = MBS_PATH_POINT_CONDITIONAL;
+      s->q_index = mbs_body_qadr(m->sys, c->body) + c->axis;
+      s->range[0] = q->range[0];
+      s->range[1] = q->range[1];
+    }
+    for (int k = 0; k < 3; k++) {
+      if (q->location_function[k] < 0 || q->location_coordinate[k] < 0) continue;
+      const mbs_osim_coordinate* c = &m->coord[q->location_coordinate[k]];
+      s->kind = MBS_PATH_POINT_MOVING;
+      s->function[k] = q->location_function[k];
+      s->function_q[k] = mbs_body_qadr(m->sys, c->body) + c->axis;
+      s->function_u[k] = mbs_body_uadr(m->sys, c->body) + c->axis;
+    }
+  }
+  const int path = mbs_system_add_path(m->sys, nm, pts, r->npoint);
+  if (path < 0) return sys_fail(m, line, kind, nm);
+  int rc = add_path_wraps(m, child(e, "GeometryPath"), path, kind, nm);
+  if (rc) return rc;
+  mbs_muscle_params p;
+  mbs_muscle_params_default(&p, (mbs_muscle_kind)mk);
+  double a0 = mk == MBS_MUSCLE_DEGROOTE2016 ? 0.5 : 0.05;
+  double ignore_tc = 0, ignore_pf = 0;
+  static const char* const base[] = {"max_isometric_force", "optimal_fiber_length",
+                                     "tendon_slack_length", "pennation_angle_at_optimal",
+                                     "max_contraction_velocity", "activation_time_constant",
+                                     "deactivation_time_constant", "default_activation"};
+  double* bv[] = {&p.max_isometric_force, &p.optimal_fiber_length, &p.tendon_slack_length,
+                  &p.pennation_angle_at_optimal, &p.max_contraction_velocity,
+                  &p.activation_time_constant, &p.deactivation_time_constant, &a0};
+  for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+    if (!muscle_number(m, e, NULL, base[i], bv[i], kind, nm)) return m->err->code;
+  // Thelen calls its activation time constants activation_time_constant and
+  // deactivation_time_constant too; the old names activation1/2 are not read
+  int ok = 1;
+  if (mk == MBS_MUSCLE_THELEN2003) {
+    mbs_thelen2003_curve_params* t = &p.thelen;
+    ok = muscle_number(m, e, NULL, "FmaxTendonStrain", &t->fmax_tendon_strain, kind, nm) &&
+         muscle_number(m, e, NULL, "FmaxMuscleStrain", &t->fmax_muscle_strain, kind, nm) &&
+         muscle_number(m, e, NULL, "KshapeActive", &t->kshape_active, kind, nm) &&
+         muscle_number(m, e, NULL, "KshapePassive", &t->kshape_passive, kind, nm) &&
+         muscle_number(m, e, NULL, "Af", &t->af, kind, nm) &&
+         muscle_number(m, e, NULL, "Flen", &t->flen, kind, nm) &&
+         muscle_number(m, e, NULL, "fv_linear_extrap_threshold",
+                       &t->fv_linear_extrap_threshold, kind, nm) &&
+         muscle_number(m, e, NULL, "minimum_activation", &p.minimum_activation, kind, nm) &&
+         muscle_number(m, e, NULL, "maximum_pennation_angle", &p.maximum_pennation_angle, kind,
+                       nm);
+  } else if (mk == MBS_MUSCLE_MILLARD2012) {
+    mbs_millard2012_curve_params* c = &p.millard;
+    ok = muscle_number(m, e, NULL, "fiber_damping", &p.fiber_damping, kind, nm) &&
+         muscle_number(m, e, NULL, "minimum_activation", &p.minimum_activation, kind, nm) &&
+         muscle_number(m, e, NULL, "maximum_pennation_angle", &p.maximum_pennation_angle, kind,
+                       nm) &&
+         muscle_number(m, e, "ActiveForceLengthCurve", "min_norm_active_fiber_length",
+                       &c->afl_min_norm_active_fiber_length, kind, nm) &&
+         muscle_number(m, e, "ActiveForceLengthCurve", "transition_norm_fiber_length",
+                       &c->afl_transition_norm_fiber_length, kind, nm) &&
+         muscle_number(m, e, "ActiveForceLengthCurve", "max_norm_active_fiber_length",
+                       &c->afl_max_norm_active_fiber_length, kind, nm) &&
+         muscle_number(m, e, "ActiveForceLengthCurve", "shallow_ascending_slope",
+                       &c->afl_shallow_ascending_slope, kind, nm) &&
+         muscle_number(m, e, "ActiveForceLengthCurve", "minimum_value", &c->afl_minimum_value,
+                       kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "concentric_slope_at_vmax",
+                       &c->fv_concentric_slope_at_vmax, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "concentric_slope_near_vmax",
+                       &c->fv_concentric_slope_near_vmax, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "isometric_slope", &c->fv_isometric_slope,
+                       kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "eccentric_slope_at_vmax",
+                       &c->fv_eccentric_slope_at_vmax, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "eccentric_slope_near_vmax",
+                       &c->fv_eccentric_slope_near_vmax, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "max_eccentric_velocity_force_multiplier",
+                       &c->fv_max_eccentric_velocity_force_multiplier, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "concentric_curviness",
+                       &c->fv_concentric_curviness, kind, nm) &&
+         muscle_number(m, e, "ForceVelocityCurve", "eccentric_curviness",
+                       &c->fv_eccentric_curviness, kind, nm) &&
+         muscle_number(m, e, "FiberForceLengthCurve", "strain_at_zero_force",
+                       &c->fpe_strain_at_zero_force, kind, nm) &&
+         muscle_number(m, e, "FiberForceLengthCurve", "strain_at_one_norm_force",
+                       &c->fpe_strain_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, "FiberForceLengthCurve", "stiffness_at_low_force",
+                       &c->fpe_stiffness_at_low_force, kind, nm) &&
+         muscle_number(m, e, "FiberForceLengthCurve", "stiffness_at_one_norm_force",
+                       &c->fpe_stiffness_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, "FiberForceLengthCurve", "curviness", &c->fpe_curviness, kind,
+                       nm) &&
+         muscle_number(m, e, "TendonForceLengthCurve", "strain_at_one_norm_force",
+                       &c->fse_strain_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, "TendonForceLengthCurve", "stiffness_at_one_norm_force",
+                       &c->fse_stiffness_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, "TendonForceLengthCurve", "norm_force_at_toe_end",
+                       &c->fse_norm_force_at_toe_end, kind, nm) &&
+         muscle_number(m, e, "TendonForceLengthCurve", "curviness", &c->fse_curviness, kind,
+                       nm);
+    ignore_tc = read_bool(m, e, "ignore_tendon_compliance", 0);
+  } else if (mk == MBS_MUSCLE_DEGROOTE2016) {
+    mbs_degroote2016_curve_params* d = &p.degroote;
+    ok = muscle_number(m, e, NULL, "fiber_damping", &p.fiber_damping, kind, nm) &&
+         muscle_number(m, e, NULL, "active_force_width_scale", &d->active_force_width_scale,
+                       kind, nm) &&
+         muscle_number(m, e, NULL, "passive_fiber_strain_at_one_norm_force",
+                       &d->passive_fiber_strain_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, NULL, "tendon_strain_at_one_norm_force",
+                       &d->tendon_strain_at_one_norm_force, kind, nm) &&
+         muscle_number(m, e, NULL, "activation_dynamics_smoothing",
+                       &p.activation_dynamics_smoothing, kind, nm);
+    ignore_tc = read_bool(m, e, "ignore_tendon_compliance", 0);
+    ignore_pf = read_bool(m, e, "ignore_passive_fiber_force", 0);
+    d->ignore_passive_fiber_force = (int)ignore_pf;
+  }
+  if (!ok) return m->err->code;
+  p.ignore_tendon_compliance = (int)ignore_tc;
+  const int fn = control_function_for(m, cf, ncf, nm, kind);
+  if (fn < -1) return fn;
+  *id = mbs_system_add_muscle(m->sys, &p, path, a0, 0, fn);
+  return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
+}
+
 static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf, int ncf) {
   xmlNodePtr objs = child(child(model, "ForceSet"), "objects");
   int npath = 0, first_path_line = 0;
@@ -1399,11 +1558,17 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
     if (rc) return rc;
     int id = -1;
     static const double zero3[3] = {0, 0, 0};
-    if (child(e, "GeometryPath")) {  // muscles and other path actuators: kept as records
+    if (child(e, "GeometryPath")) {  // muscles (simulated), other path forces (kept as records)
       mbs_osim_record* r = new_record(m, e);
       if (!r) return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
       if ((rc = read_path(m, r, child(e, "GeometryPath"), owner))) return rc;
       if (ends_with(kind, "Muscle") || strstr(kind, "Muscle_")) m->nmuscle++;
+      const int mk = muscle_kind_of(kind);
+      if (mk >= 0) {
+        if ((rc = add_muscle(m, e, r, mk, kind, nm, cf, ncf, &id))) return rc;
+        if ((rc = name_force(m, id, nm, line, kind))) return rc;
+        continue;
+      }
       if (!npath++) {
         first_path_line = line;
         first_path_kind = kind;
@@ -1569,8 +1734,8 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
   }
   if (npath)
     warn_at(m, first_path_line, first_path_kind, first_path_name,
-            "this and the other muscles and path actuators (%d in all) are read with their "
-            "paths but apply no force yet", npath);
+            "this and the other path forces of kinds mbstudy does not simulate yet (%d in all) "
+            "are read with their paths but apply no force", npath);
   return MBS_OK;
 }
 
@@ -1650,23 +1815,152 @@ static int read_markers(mbs_osim_model* m, xmlNodePtr model) {
   return MBS_OK;
 }
 
-// wrap objects of every body (and Ground): kept for the muscle paths
+// the wrap object kinds mbstudy simulates
+static int wrap_shape_of(const char* kind) {
+  if (!strcmp(kind, "WrapSphere")) return MBS_WRAP_SPHERE;
+  if (!strcmp(kind, "WrapCylinder")) return MBS_WRAP_CYLINDER;
+  if (!strcmp(kind, "WrapEllipsoid")) return MBS_WRAP_ELLIPSOID;
+  if (!strcmp(kind, "WrapTorus")) return MBS_WRAP_TORUS;
+  return -1;
+}
+
+// one wrap object of a body (or Ground) at frame X_BF of the body, its parameters under prefix
+static int add_wrap_object(mbs_osim_model* m, xmlNodePtr e, int body, const mbs_transform* X_BF,
+                           const char* owner) {
+  const char* kind = tag(e);
+  const char* nm = keep_name(m, e);
+  const int line = line_of(e);
+  const int shape = wrap_shape_of(kind);
+  if (shape < 0) {  // e.g. the obstacle-set objects of OpenSim 3: kept as a record
+    mbs_osim_record* r = new_record(m, e);
+    if (!r) return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+    r->body = body;
+    warn_at(m, line, kind, nm, "a wrap object of a kind mbstudy does not simulate: paths that "
+            "use it go straight past it");
+    return MBS_OK;
+  }
+  if (!*nm) return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "a wrap object needs a name");
+  static const double zero3[3] = {0, 0, 0};
+  static const double dims0[3] = {0.05, 0.05, 0.05};
+  double ang[3], t[3];
+  mbs_wrap_object o;
+  memset(&o, 0, sizeof(o));
+  o.shape = (mbs_wrap_shape)shape;
+  // OpenSim's defaults where the file has none
+  o.radius = shape == MBS_WRAP_SPHERE ? 0.05 : 1.0;
+  o.length = 1.0;
+  o.inner_radius = 0.01;
+  o.outer_radius = 0.05;
+  if (!read_numbers_or(m, e, "xyz_body_rotation", ang, 3, zero3, kind, nm) ||
+      !read_numbers_or(m, e, "translation", t, 3, zero3, kind, nm))
+    return m->err->code;
+  int ok = 1;
+  if (shape == MBS_WRAP_SPHERE || shape == MBS_WRAP_CYLINDER)
+    ok = read_number_or(m, e, "radius", &o.radius, o.radius, kind, nm);
+  if (ok && shape == MBS_WRAP_CYLINDER)
+    ok = read_number_or(m, e, "length", &o.length, o.length, kind, nm);
+  if (ok && shape == MBS_WRAP_ELLIPSOID)
+    ok = read_numbers_or(m, e, "dimensions", o.dimensions, 3, dims0, kind, nm);
+  if (ok && shape == MBS_WRAP_TORUS)
+    ok = read_number_or(m, e, "inner_radius", &o.inner_radius, o.inner_radius, kind, nm) &&
+         read_number_or(m, e, "outer_radius", &o.outer_radius, o.outer_radius, kind, nm);
+  if (!ok) return m->err->code;
+  const char* q = text_of(m, child(e, "quadrant"));
+  mbs_error qe;
+  if (q && *q && mbs_wrap_quadrant_parse(&o.quadrant, q, &qe))
+    return fail_at(m, line_of(child(e, "quadrant")), kind, nm, MBS_ERR_PARSE,
+                   "quadrant '%s' is not one of all, +x, -x, +y, -y, +z, -z", q);
+  mbs_transform X_FW, X_BW;
+  mbs_tf_from_xyz(&X_FW, ang, t);
+  mbs_tf_mul(&X_BW, X_BF, &X_FW);
+  const int active = read_bool(m, e, "active", 1);
+  char* prefix = keep(m, mbs_format_string("%s/%s", owner, nm));
+  if (!prefix) return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+  // a frame offset from its body: the translation parameter is the offset's, in the body
+  if (mbs_system_add_wrap_object(m->sys, prefix, nm, body, &X_BW, &o, active) < 0)
+    return sys_fail(m, line, kind, nm);
+  return MBS_OK;
+}
+
+// wrap objects of every body (and Ground), for the paths that wrap over them
 static int read_wrap_objects(mbs_osim_model* m, xmlNodePtr model) {
   xmlNodePtr holders[1024];
+  const char* paths[1024];
   int nh = 0;
   xmlNodePtr g = child(model, "Ground");
-  if (g) holders[nh++] = g;
+  if (g) {
+    paths[nh] = "/ground";
+    holders[nh++] = g;
+  }
   xmlNodePtr objs = child(child(model, "BodySet"), "objects");
   for (xmlNodePtr b = objs ? objs->children : NULL; b && nh < 1024; b = b->next)
-    if (is_elem(b)) holders[nh++] = b;
+    if (is_elem(b)) {
+      paths[nh] = keep(m, mbs_format_string("/bodyset/%s", keep_name(m, b)));
+      if (!paths[nh]) return fail_at(m, line_of(b), tag(b), "", MBS_ERR_NO_MEMORY, "out of memory");
+      holders[nh++] = b;
+    }
   for (int i = 0; i < nh; i++) {
     xmlNodePtr w = child(child(holders[i], "WrapObjectSet"), "objects");
-    for (xmlNodePtr e = w ? w->children : NULL; e; e = e->next) {
-      if (!is_elem(e)) continue;
-      mbs_osim_record* r = new_record(m, e);
-      if (!r) return fail_at(m, line_of(e), tag(e), "", MBS_ERR_NO_MEMORY, "out of memory");
-      r->body = holders[i] == g ? 0 : sys_body(m, body_by_name(m, keep_name(m, holders[i])));
+    if (!w) continue;
+    int body = 0;
+    mbs_transform X_BF;
+    mbs_tf_identity(&X_BF);
+    if (holders[i] != g) {
+      const int f = find_frame_path(m, paths[i]);
+      if (f < 0) continue;  // a body that is not part of the model: reported where it is read
+      const int rc = resolve_frame(m, f);
+      if (rc) return rc;
+      body = sys_body(m, m->frame[f].res_body);
+      X_BF = m->frame[f].X;
     }
+    for (xmlNodePtr e = w->children; e; e = e->next) {
+      if (!is_elem(e)) continue;
+      const int rc = add_wrap_object(m, e, body, &X_BF, paths[i]);
+      if (rc) return rc;
+    }
+  }
+  return MBS_OK;
+}
+
+// the path's wraps (PathWrapSet) over the model's wrap objects
+static int add_path_wraps(mbs_osim_model* m, xmlNodePtr geometry_path, int path,
+                          const char* kind, const char* nm) {
+  xmlNodePtr wraps = child(child(geometry_path, "PathWrapSet"), "objects");
+  const int npoint = mbs_path_npoint(m->sys, path);
+  for (xmlNodePtr w = wraps ? wraps->children : NULL; w; w = w->next) {
+    if (!is_elem(w)) continue;
+    const int line = line_of(w);
+    const char* obj = text_of(m, child(w, "wrap_object"));
+    if (!obj || !*obj) obj = text_of(m, child(w, "socket_wrap_object"));
+    if (!obj || !*obj)
+      return fail_at(m, line, kind, nm, MBS_ERR_PARSE, "a PathWrap without <wrap_object>");
+    const int wo = mbs_wrap_object_find(m->sys, base_name(obj));
+    if (wo < 0) {
+      // an object of a kind not simulated is warned where it is read; else it is unknown
+      int kept = 0;
+      for (int i = 0; i < m->nrec && !kept; i++)
+        kept = !strcmp(m->rec[i].name, base_name(obj)) && !strncmp(m->rec[i].kind, "Wrap", 4);
+      if (kept) continue;
+      return fail_at(m, line, kind, nm, MBS_ERR_PARSE,
+                     "wraps over '%s', which is not a wrap object of any body", obj);
+    }
+    mbs_wrap_method method = MBS_WRAP_HYBRID;
+    const char* ms = text_of(m, child(w, "method"));
+    mbs_error me;
+    if (ms && *ms && mbs_wrap_method_parse(&method, ms, &me))
+      return fail_at(m, line_of(child(w, "method")), kind, nm, MBS_ERR_PARSE,
+                     "wrap method '%s' is not one of hybrid, midpoint, axial", ms);
+    double range[2] = {-1, -1};
+    static const double none[2] = {-1, -1};
+    if (!read_numbers_or(m, w, "range", range, 2, none, kind, nm)) return m->err->code;
+    const int start = (int)range[0], end = (int)range[1];
+    if (range[0] != start || range[1] != end || start > npoint || end > npoint ||
+        (start >= 1 && end >= 1 && end < start))
+      return fail_at(m, line_of(child(w, "range")), kind, nm, MBS_ERR_PARSE,
+                     "wrap range %g %g over '%s' is not within its %d path points (1-based; -1 "
+                     "for the first or last)", range[0], range[1], obj, npoint);
+    if (mbs_path_add_wrap(m->sys, path, wo, method, start, end) < 0)
+      return sys_fail(m, line, kind, nm);
   }
   return MBS_OK;
 }
@@ -1819,12 +2113,13 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
   if ((rc = collect_bodies(m, model)) || (rc = collect_joints(m, model)) ||
       (rc = build_tree(m)) || (rc = read_constraints(m, model)) ||
       (rc = coordinate_constraints(m, model)) || (rc = prescribed_coordinates(m, model)) ||
-      (rc = read_contact_geometry(m, model)) || (rc = read_controllers(m, model, &cf, &ncf)))
+      (rc = read_contact_geometry(m, model)) || (rc = read_wrap_objects(m, model)) ||
+      (rc = read_controllers(m, model, &cf, &ncf)))
     return rc;
   rc = read_forces(m, model, cf, ncf);
   free(cf);
   if (rc) return rc;
-  if ((rc = read_markers(m, model)) || (rc = read_wrap_objects(m, model))) return rc;
+  if ((rc = read_markers(m, model))) return rc;
   if (m->opt && m->opt->external_loads && (rc = read_external_loads(m, m->opt->external_loads)))
     return rc;
   // gravity
@@ -2064,6 +2359,8 @@ int mbs_osim_default_state(const mbs_osim_model* m, mbs_state* st) {
     q[m->coord[i].qindex] = m->coord[i].default_value;
     u[m->coord[i].uindex] = m->coord[i].default_speed;
   }
-  if (mbs_system_nconstraint(m->sys) == 0) return mbs_realize_velocity(m->sys, st);
-  return mbs_assemble(m->sys, st, NULL);
+  const int rc = mbs_system_nconstraint(m->sys) == 0 ? mbs_realize_velocity(m->sys, st)
+                                                     : mbs_assemble(m->sys, st, NULL);
+  // muscles start in equilibrium with the default pose, as OpenSim's initSystem leaves them
+  return rc ? rc : mbs_equilibrate_muscles(m->sys, st);
 }

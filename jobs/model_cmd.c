@@ -95,11 +95,23 @@ static int cmd_info(const char* path) {
   printf("\nforces: %d\n", nf);
   for (int i = 0; i < nf; i++)
     printf("  %-32s %s\n", mbs_force_name(sys, i), mbs_force_kind(sys, i));
-  printf("\nmuscles: %d (read; not simulated yet)\n", mbs_osim_nmuscle(m));
+  int nsim = 0;
+  for (int i = 0; i < mbs_osim_nmuscle(m); i++) {
+    const int f = mbs_force_find(sys, mbs_osim_record_at(m, i)->name);
+    nsim += f >= 0 && mbs_force_path(sys, f) >= 0;
+  }
+  printf("\nmuscles: %d", mbs_osim_nmuscle(m));
+  if (nsim < mbs_osim_nmuscle(m)) printf(" (%d of them read but not simulated)",
+                                         mbs_osim_nmuscle(m) - nsim);
+  printf("\n");
   for (int i = 0; i < mbs_osim_nmuscle(m); i++) {
     const mbs_osim_record* r = mbs_osim_record_at(m, i);
-    printf("  %-32s %-36s %d path points\n", r->name, r->kind, r->npoint);
+    const int f = mbs_force_find(sys, r->name);
+    const int path = f >= 0 ? mbs_force_path(sys, f) : -1;
+    printf("  %-32s %-36s %2d path points, %d wrap%s%s\n", r->name, r->kind, r->npoint,
+           r->nwrap, r->nwrap == 1 ? "" : "s", path >= 0 ? "" : "  (not simulated)");
   }
+  printf("wrap objects: %d\n", mbs_system_nwrap_object(sys));
   int nother = 0;
   for (int i = mbs_osim_nmuscle(m); i < mbs_osim_nrecord(m); i++) nother++;
   if (nother) {

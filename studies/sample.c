@@ -297,6 +297,8 @@ int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine) {
   } else if ((rc = mbs_realize_instance(sys, st)) == MBS_OK && mbs_system_nconstraint(sys) > 0) {
     rc = mbs_assemble(sys, st, NULL);
   }
+  // muscles start in equilibrium with the sample's pose and properties
+  if (rc == MBS_OK) rc = mbs_equilibrate_muscles(sys, st);
   return rc;
 }
 

@@ -123,7 +123,7 @@ const char* mbs_osim_warning(const mbs_osim_model* m, int i);  // "file:line: Ki
 
 // Put a State of the model's system in its default pose: coordinates at their default values
 // and speeds, then assembled so that every constraint holds (locked and prescribed coordinates
-// keep their values).
+// keep their values); muscles with fiber states start in equilibrium with that pose.
 int mbs_osim_default_state(const mbs_osim_model* m, mbs_state* st);
 
 // Coordinate values and speeds in the model's coordinate order to and from a State. Speeds

@@ -174,7 +174,7 @@ static void test_written_model(void) {
   EXPECT_EQ_INT(mbs_osim_nmuscle(m), 1);
   EXPECT_EQ_INT(mbs_osim_nmarker(m), 1);
   EXPECT_EQ_INT(mbs_system_nconstraint(sys), 1);
-  // the unknown force and the muscle are reported
+  // the unknown force is reported; the muscle is simulated, so it draws no warning
   int saw_wobble = 0, saw_muscle = 0;
   for (int i = 0; i < mbs_osim_nwarning(m); i++) {
     const char* w = mbs_osim_warning(m, i);
@@ -182,7 +182,20 @@ static void test_written_model(void) {
     saw_wobble |= strstr(w, "WobblyForce 'wobble'") != NULL && strstr(w, "testmodel.osim:") != NULL;
     saw_muscle |= strstr(w, "Thelen2003Muscle 'm1'") != NULL;
   }
-  EXPECT_TRUE(saw_wobble && saw_muscle);
+  EXPECT_TRUE(saw_wobble && !saw_muscle);
+  // the muscle is a force element along a two-point path, with the file's max isometric force
+  // and OpenSim's default optimal fiber length where the file has none
+  const int fm1 = mbs_force_find(sys, "m1");
+  EXPECT_TRUE(fm1 >= 0);
+  if (fm1 >= 0) {
+    const int path = mbs_force_path(sys, fm1);
+    EXPECT_TRUE(path >= 0 && mbs_path_npoint(sys, path) == 2);
+    const mbs_param_info* pf = mbs_system_find_param(sys, "/forceset/m1/max_isometric_force");
+    const mbs_param_info* pl = mbs_system_find_param(sys, "/forceset/m1/optimal_fiber_length");
+    EXPECT_TRUE(pf && pl);
+    if (pf) EXPECT_NEAR(mbs_system_param_default(sys, pf->index), 1000, 0);
+    if (pl) EXPECT_NEAR(mbs_system_param_default(sys, pl->index), 0.1, 0);
+  }
   const mbs_osim_record* r = mbs_osim_record_at(m, 0);
   EXPECT_TRUE(r && !strcmp(r->name, "m1") && r->npoint == 2);
   if (r && r->npoint == 2) {
