@@ -32,7 +32,8 @@ enum { MI_MUSCLE = 0, MI_PATH = 1, MI_FUNCTION = 2, MI_ACT = 3, MI_FIBER = 4 };
 enum {
   MR_TENDON_FORCE = 0, MR_FIBER_LENGTH, MR_FIBER_VELOCITY, MR_NORM_FIBER_LENGTH,
   MR_NORM_FIBER_VELOCITY, MR_ACTIVATION, MR_EXCITATION, MR_PENNATION, MR_ACTIVE_FORCE,
-  MR_PASSIVE_FORCE, MR_POWER, MR_PATH_LENGTH, MR_PATH_SPEED, MR_TENDON_LENGTH, MR_SIZE
+  MR_PASSIVE_FORCE, MR_POWER, MR_PATH_LENGTH, MR_PATH_SPEED, MR_TENDON_LENGTH, MR_DAMPING_FORCE,
+  MR_CLAMPED, MR_SIZE
 };
 
 struct mbs_muscle_data {
@@ -128,6 +129,8 @@ static void muscle_apply(const mbs_system* sys, mbs_state* st, const mbs_force_d
   r[MR_PATH_LENGTH] = o.length;
   r[MR_PATH_SPEED] = o.speed;
   r[MR_TENDON_LENGTH] = out.tendon_length;
+  r[MR_DAMPING_FORCE] = out.damping_fiber_force;
+  r[MR_CLAMPED] = out.clamped;
   mbs_path_apply_tension(sys, st, f->iarg[MI_PATH], &o, out.tendon_force, F_body, f_mob);
 }
 
@@ -242,6 +245,8 @@ int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
   out->path_length = r[MR_PATH_LENGTH];
   out->path_speed = r[MR_PATH_SPEED];
   out->tendon_length = r[MR_TENDON_LENGTH];
+  out->damping_fiber_force = r[MR_DAMPING_FORCE];
+  out->clamped = r[MR_CLAMPED] != 0;
   return MBS_OK;
 }
 

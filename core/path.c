@@ -241,6 +241,17 @@ int mbs_path_nwrap(const mbs_system* sys, int path) {
   return path >= 0 && path < mbs_system_npath(sys) ? sys->paths->path[path].nwrap : -1;
 }
 
+int mbs_path_wrap_object(const mbs_system* sys, int path, int i) {
+  if (path < 0 || path >= mbs_system_npath(sys)) return -1;
+  const mbs_path_desc* P = &sys->paths->path[path];
+  return i >= 0 && i < P->nwrap ? P->wrap[i].wrap : -1;
+}
+
+mbs_wrap_shape mbs_wrap_object_shape(const mbs_system* sys, int wrap) {
+  return wrap >= 0 && wrap < mbs_system_nwrap_object(sys) ? sys->paths->wrapobj[wrap].obj.shape
+                                                           : MBS_WRAP_SHAPE_COUNT;
+}
+
 // the object with its sizes now, and its frame in Ground
 static void wrap_now(const mbs_state* st, const mbs_wrap_desc* w, mbs_wrap_method method,
                      mbs_wrap_object* obj, mbs_transform* X_GW) {

@@ -136,6 +136,9 @@ typedef struct mbs_muscle_report {
   double muscle_power;                  // W
   double path_length, path_speed;       // m, m/s
   double tendon_length;                 // m
+  double damping_fiber_force;           // N (damped models)
+  int clamped;                          // the fiber at its minimum length and shortening: its
+                                        // velocity and forces are zero (OpenSim)
 } mbs_muscle_report;
 int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
                           mbs_muscle_report* out);

@@ -93,6 +93,8 @@ int mbs_wrap_object_body(const mbs_system* sys, int wrap);
 int mbs_path_add_wrap(mbs_system* sys, int path, int wrap, mbs_wrap_method method, int start,
                       int end);
 int mbs_path_nwrap(const mbs_system* sys, int path);
+int mbs_path_wrap_object(const mbs_system* sys, int path, int i);  // its i-th wrap's object
+mbs_wrap_shape mbs_wrap_object_shape(const mbs_system* sys, int wrap);
 
 // The path's length (m) [Position] and lengthening speed (m/s) [Velocity; speed may be NULL to
 // need only Position].
