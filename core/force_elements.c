@@ -766,7 +766,8 @@ int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, do
   const mbs_force_desc* f = &sys->force[force];
   const int actuator = f->type == MBS_FORCE_COORDINATE_ACTUATOR ||
                        f->type == MBS_FORCE_POINT_ACTUATOR || f->type == MBS_FORCE_TORQUE_ACTUATOR ||
-                       f->type == MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR;
+                       f->type == MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR ||
+                       f->type == MBS_FORCE_PATH_ACTUATOR;  // its report starts with it
   *tension = actuator ? st->force_cache[f->cache_adr] : 0.0;
   return MBS_OK;
 }

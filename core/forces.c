@@ -223,6 +223,9 @@ static const mbs_force_ops mobility_spring_ops = {"mobility_spring", nonneg_firs
 static const mbs_force_ops mobility_damper_ops = {"mobility_damper", nonneg_first_check,
                                                   mobility_damper_apply, NULL};
 
+extern const mbs_force_ops mbs_path_actuator_ops, mbs_path_spring_ops,
+    mbs_ligament_ops;  // force_path.c
+
 static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
     [MBS_FORCE_GRAVITY] = &gravity_ops,
     [MBS_FORCE_MOBILITY] = &mobility_ops,
@@ -241,6 +244,9 @@ static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
     [MBS_FORCE_TORQUE_ACTUATOR] = &mbs_torque_actuator_ops,
     [MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR] = &mbs_activation_coordinate_actuator_ops,
     [MBS_FORCE_MUSCLE] = &mbs_muscle_ops,
+    [MBS_FORCE_PATH_ACTUATOR] = &mbs_path_actuator_ops,
+    [MBS_FORCE_PATH_SPRING] = &mbs_path_spring_ops,
+    [MBS_FORCE_LIGAMENT] = &mbs_ligament_ops,
     [MBS_FORCE_HUNT_CROSSLEY] = &mbs_hunt_crossley_ops,
     [MBS_FORCE_ELASTIC_FOUNDATION] = &mbs_elastic_foundation_ops,
 };

@@ -120,6 +120,9 @@ typedef enum mbs_force_type {
   MBS_FORCE_ELASTIC_FOUNDATION,  // contact.c
   MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR,  // force_elements.c
   MBS_FORCE_MUSCLE,              // force_muscle.c
+  MBS_FORCE_PATH_ACTUATOR,       // force_path.c
+  MBS_FORCE_PATH_SPRING,         // force_path.c
+  MBS_FORCE_LIGAMENT,            // force_path.c
   MBS_FORCE_TYPE_COUNT
 } mbs_force_type;
 

@@ -10,6 +10,7 @@
 #include "mbs/integrate.h"
 #include "mbs/mobilizer.h"
 #include "mbs/path.h"
+#include "mbs/path_force.h"
 #include "mbs/simulate.h"
 #include "mbs/spatial.h"
 #include "mbs/state.h"
