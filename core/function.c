@@ -19,7 +19,9 @@ int mbs_function_param_count(mbs_function_type type, int n) {
     case MBS_FUNC_SIMM_SPLINE: return 2 * n;
     case MBS_FUNC_MULTIPLIER: return 1;
     case MBS_FUNC_SINE: return 4;
-    case MBS_FUNC_PIECEWISE_LINEAR: return 2 * n;
+    case MBS_FUNC_PIECEWISE_LINEAR:
+    case MBS_FUNC_PIECEWISE_LINEAR_HELD:
+    case MBS_FUNC_STEPS: return 2 * n;
     case MBS_FUNC_COUNT: break;
   }
   return 0;
@@ -74,8 +76,9 @@ int mbs_function_prepare(mbs_function_type type, int n, const double* param, dou
   if (type == MBS_FUNC_POLYNOMIAL && n < 1)
     return MBS_FAIL(err, MBS_ERR_PARAMETER, component,
                     "%s: a polynomial needs at least one coefficient", component);
-  if (type != MBS_FUNC_NATURAL_CUBIC_SPLINE && type != MBS_FUNC_SIMM_SPLINE &&
-      type != MBS_FUNC_PIECEWISE_LINEAR)
+  const int linear = type == MBS_FUNC_PIECEWISE_LINEAR ||
+                     type == MBS_FUNC_PIECEWISE_LINEAR_HELD || type == MBS_FUNC_STEPS;
+  if (type != MBS_FUNC_NATURAL_CUBIC_SPLINE && type != MBS_FUNC_SIMM_SPLINE && !linear)
     return MBS_OK;
 
   const double* x = param;
@@ -89,7 +92,7 @@ int mbs_function_prepare(mbs_function_type type, int n, const double* param, dou
                       "%s: spline knots must increase strictly (x[%d] = %g, x[%d] = %g)",
                       component, i, x[i], i + 1, x[i + 1]);
 
-  if (type == MBS_FUNC_PIECEWISE_LINEAR) return MBS_OK;
+  if (linear) return MBS_OK;
   double* b = cache;
   double* c = cache + n;
   double* d = cache + 2 * n;
@@ -213,6 +216,35 @@ void mbs_function_eval(mbs_function_type type, int n, const double* param, const
       d[0] = ys[lo] + slope * (x - xs[lo]);
       d[1] = slope;
       d[2] = 0;
+      return;
+    }
+    case MBS_FUNC_PIECEWISE_LINEAR_HELD:
+    case MBS_FUNC_STEPS: {
+      const double* xs = param;
+      const double* ys = param + n;
+      d[1] = d[2] = 0;
+      if (!(x > xs[0])) {
+        d[0] = ys[0];
+        return;
+      }
+      if (!(x < xs[n - 1])) {
+        d[0] = ys[n - 1];
+        return;
+      }
+      int lo = 0, hi = n - 1;  // x in [x[lo], x[hi]), hi = lo + 1
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (x < xs[mid]) hi = mid;
+        else lo = mid;
+      }
+      if (type == MBS_FUNC_STEPS) {
+        // at a node its own value, between nodes the later node's (OpenSim's ControlLinear)
+        d[0] = x == xs[lo] ? ys[lo] : ys[hi];
+        return;
+      }
+      const double slope = (ys[hi] - ys[lo]) / (xs[hi] - xs[lo]);
+      d[0] = ys[lo] + slope * (x - xs[lo]);
+      d[1] = slope;
       return;
     }
     case MBS_FUNC_MULTIPLIER:

@@ -28,10 +28,12 @@ void mbs_sensitivity_options_default(mbs_sensitivity_options* o) {
 
 //---------------------------------- the check --------------------------------------------------
 
-// 1 if function f (or the function a multiplier scales) is piecewise linear
+// 1 if function f (or the function a multiplier scales) is piecewise linear or steps
 static int piecewise_linear(const mbs_system* sys, int f) {
   for (int depth = 0; f >= 0 && f < sys->nfunc && depth <= sys->nfunc; depth++) {
-    if (sys->func[f].type == MBS_FUNC_PIECEWISE_LINEAR) return 1;
+    if (sys->func[f].type == MBS_FUNC_PIECEWISE_LINEAR ||
+        sys->func[f].type == MBS_FUNC_PIECEWISE_LINEAR_HELD || sys->func[f].type == MBS_FUNC_STEPS)
+      return 1;
     if (sys->func[f].type != MBS_FUNC_MULTIPLIER) return 0;
     f = sys->func[f].inner;
   }

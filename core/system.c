@@ -393,6 +393,8 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
     case MBS_FUNC_NATURAL_CUBIC_SPLINE:
     case MBS_FUNC_SIMM_SPLINE:
     case MBS_FUNC_PIECEWISE_LINEAR:
+    case MBS_FUNC_PIECEWISE_LINEAR_HELD:
+    case MBS_FUNC_STEPS:
       if (n < 2 || !s->x || !s->y) FUNC_FAIL("%s: needs at least 2 points", comp);
       break;
     case MBS_FUNC_MULTIPLIER:
@@ -409,7 +411,8 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
     return no_memory(sys, __func__);
   }
   if (s->type == MBS_FUNC_NATURAL_CUBIC_SPLINE || s->type == MBS_FUNC_SIMM_SPLINE ||
-      s->type == MBS_FUNC_PIECEWISE_LINEAR) {
+      s->type == MBS_FUNC_PIECEWISE_LINEAR || s->type == MBS_FUNC_PIECEWISE_LINEAR_HELD ||
+      s->type == MBS_FUNC_STEPS) {
     memcpy(defaults, s->x, (size_t)n * sizeof(double));
     memcpy(defaults + n, s->y, (size_t)n * sizeof(double));
   } else if (s->type == MBS_FUNC_MULTIPLIER) {
@@ -455,6 +458,8 @@ int mbs_system_add_function(mbs_system* sys, const mbs_function_spec* s) {
     case MBS_FUNC_NATURAL_CUBIC_SPLINE:
     case MBS_FUNC_SIMM_SPLINE:
     case MBS_FUNC_PIECEWISE_LINEAR:
+    case MBS_FUNC_PIECEWISE_LINEAR_HELD:
+    case MBS_FUNC_STEPS:
       ok = add_param_block(sys, mbs_format_string("/functions/%s/x", name), padr, n, "") &&
            add_param_block(sys, mbs_format_string("/functions/%s/y", name), padr + n, n, "");
       break;

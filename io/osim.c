@@ -26,6 +26,7 @@
 #include "mbs/force.h"
 #include "mbs/mesh.h"
 #include "mbs/path.h"
+#include "mbs/path_force.h"
 #include "mbs/spatial.h"
 #include "mbs/table.h"
 
@@ -1307,8 +1308,9 @@ static int read_contact_geometry(mbs_osim_model* m, xmlNodePtr model) {
 // a prescribed control function for an actuator, from enabled PrescribedControllers
 typedef struct control_fn {
   const char* actuator;
-  xmlNodePtr function;
+  xmlNodePtr function;  // an OpenSim function element, or NULL when fn is given
   int line;
+  int fn;               // the System's function already made (a controls file), or -1
 } control_fn;
 
 static int name_force(mbs_osim_model* m, int id, const char* nm, int line, const char* kind) {
@@ -1375,11 +1377,20 @@ static int contact_surfaces(mbs_osim_model* m, xmlNodePtr e, const char* kind, c
 
 static int control_function_for(mbs_osim_model* m, const control_fn* cf, int ncf,
                                  const char* actuator, const char* kind) {
-  for (int i = 0; i < ncf; i++)
-    if (!strcmp(cf[i].actuator, actuator))
-      return add_function(m, cf[i].function, keep(m, mbs_format_string("%s/control", actuator)),
-                          kind, actuator);
-  return -1;
+  int found = -1;
+  for (int i = 0; i < ncf; i++) {
+    if (strcmp(cf[i].actuator, actuator) != 0) continue;
+    if (found >= 0) {
+      warn_at(m, cf[i].line, kind, actuator, "a second controller drives this actuator; only "
+              "the first one's control (line %d) is applied", cf[found].line);
+      continue;
+    }
+    found = i;
+  }
+  if (found < 0) return -1;
+  if (cf[found].fn >= 0) return cf[found].fn;
+  return add_function(m, cf[found].function,
+                      keep(m, mbs_format_string("%s/control", actuator)), kind, actuator);
 }
 
 // the muscle kinds mbstudy simulates, and which of its models each is
@@ -1405,8 +1416,9 @@ static int add_path_wraps(mbs_osim_model* m, xmlNodePtr geometry_path, int path,
 
 // A muscle of a kind mbstudy simulates: its path, its properties (OpenSim's defaults where the
 // file has none), its excitation (a PrescribedController's function, or a control)
-static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r, int mk,
-                      const char* kind, const char* nm, const control_fn* cf, int ncf, int* id) {
+// the system's path of a path force read into record r (its points, then its wraps)
+static int build_path(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
+                      const char* kind, const char* nm, int* path_out) {
   const int line = line_of(e);
   mbs_path_point_spec pts[MBS_PATH_MAX_POINTS];
   if (r->npoint < 2 || r->npoint > MBS_PATH_MAX_POINTS)
@@ -1435,7 +1447,15 @@ static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
   }
   const int path = mbs_system_add_path(m->sys, nm, pts, r->npoint);
   if (path < 0) return sys_fail(m, line, kind, nm);
-  int rc = add_path_wraps(m, child(e, "GeometryPath"), path, kind, nm);
+  *path_out = path;
+  return add_path_wraps(m, child(e, "GeometryPath"), path, kind, nm);
+}
+
+static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r, int mk,
+                      const char* kind, const char* nm, const control_fn* cf, int ncf, int* id) {
+  const int line = line_of(e);
+  int path = -1;
+  int rc = build_path(m, e, r, kind, nm, &path);
   if (rc) return rc;
   mbs_muscle_params p;
   mbs_muscle_params_default(&p, (mbs_muscle_kind)mk);
@@ -1540,6 +1560,45 @@ static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
   return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
 }
 
+// OpenSim's PathActuator, PathSpring and Ligament (OpenSim's defaults where the file is silent)
+static int add_path_force(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
+                          const char* kind, const char* nm, const control_fn* cf, int ncf,
+                          int* id) {
+  const int line = line_of(e);
+  int path = -1;
+  int rc = build_path(m, e, r, kind, nm, &path);
+  if (rc) return rc;
+  if (!strcmp(kind, "PathActuator")) {
+    mbs_path_actuator_spec s = {nm, path, 1.0, 0.0, -1};
+    if (!read_number_or(m, e, "optimal_force", &s.optimal_force, 1.0, kind, nm))
+      return m->err->code;
+    const int fn = control_function_for(m, cf, ncf, nm, kind);
+    if (fn < -1) return fn;
+    s.control_function = fn;
+    *id = mbs_system_add_path_actuator(m->sys, &s);
+  } else if (!strcmp(kind, "PathSpring")) {
+    mbs_path_spring_spec s = {nm, path, NAN, NAN, NAN};
+    if (!read_numbers(m, e, "resting_length", &s.resting_length, 1, kind, nm) ||
+        !read_numbers(m, e, "stiffness", &s.stiffness, 1, kind, nm) ||
+        !read_numbers(m, e, "dissipation", &s.dissipation, 1, kind, nm))
+      return m->err->code;
+    *id = mbs_system_add_path_spring(m->sys, &s);
+  } else {  // Ligament
+    mbs_ligament_spec s = {nm, path, NAN, NAN, -1};
+    if (!read_numbers(m, e, "resting_length", &s.resting_length, 1, kind, nm) ||
+        !read_numbers(m, e, "pcsa_force", &s.pcsa_force, 1, kind, nm))
+      return m->err->code;
+    xmlNodePtr fn = first_elem(child(e, "force_length_curve"));
+    char* fname = keep(m, mbs_format_string("%s/force_length_curve", nm));
+    s.force_length_curve = fn ? add_function(m, fn, fname, kind, nm)
+                              : mbs_system_add_ligament_default_curve(m->sys, fname);
+    if (s.force_length_curve < 0)
+      return fn ? s.force_length_curve : sys_fail(m, line, kind, nm);
+    *id = mbs_system_add_ligament(m->sys, &s);
+  }
+  return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
+}
+
 static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf, int ncf) {
   xmlNodePtr objs = child(child(model, "ForceSet"), "objects");
   int npath = 0, first_path_line = 0;
@@ -1566,6 +1625,12 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
       const int mk = muscle_kind_of(kind);
       if (mk >= 0) {
         if ((rc = add_muscle(m, e, r, mk, kind, nm, cf, ncf, &id))) return rc;
+        if ((rc = name_force(m, id, nm, line, kind))) return rc;
+        continue;
+      }
+      if (!strcmp(kind, "PathActuator") || !strcmp(kind, "PathSpring") ||
+          !strcmp(kind, "Ligament")) {
+        if ((rc = add_path_force(m, e, r, kind, nm, cf, ncf, &id))) return rc;
         if ((rc = name_force(m, id, nm, line, kind))) return rc;
         continue;
       }
@@ -1739,50 +1804,268 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf
   return MBS_OK;
 }
 
-// enabled PrescribedControllers: a function of time per actuator; other controllers are kept
+// the actuators a controller names (actuator_list or OpenSim 4.x's socket_actuators, names or
+// component paths); NULL for all of them (an empty list or "ALL"); the count in *n
+static char** controller_actuators(mbs_osim_model* m, xmlNodePtr e, int* n) {
+  const char* list = text_of(m, child(e, "actuator_list"));
+  if (!list || !*list) list = text_of(m, child(e, "socket_actuators"));
+  *n = 0;
+  char* copy = dup_str(list ? list : "");
+  if (!copy) return NULL;
+  char** out = NULL;
+  int cap = 0;
+  char* save = NULL;
+  for (char* a = strtok_r(copy, " \t\r\n", &save); a; a = strtok_r(NULL, " \t\r\n", &save)) {
+    if (!strcmp(a, "ALL")) {
+      *n = 0;
+      break;
+    }
+    if (!GROW(out, cap, *n + 1)) break;
+    out[(*n)++] = keep(m, dup_str(base_name(a)));
+  }
+  free(copy);
+  if (*n == 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static const char* file_base(const char* p) {
+  const char* s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+static int add_control_fn(control_fn** cf, int* cap, int* count, control_fn c) {
+  if (!GROW(*cf, *cap, *count + 1)) return 0;
+  (*cf)[(*count)++] = c;
+  return 1;
+}
+
+// one control curve of a controls file as a System function of time (OpenSim's ControlLinear:
+// linear between nodes and extrapolated past the ends, or held there, or steps)
+static int control_curve(mbs_osim_model* m, const char* name, const double* t, const double* v,
+                         int n, int steps, int extrapolate, const char* file, int line) {
+  mbs_function_spec s;
+  memset(&s, 0, sizeof(s));
+  s.name = keep(m, mbs_format_string("%s/control", name));
+  double c0;
+  if (n == 1) {
+    c0 = v[0];
+    s.type = MBS_FUNC_CONSTANT;
+    s.coefs = &c0;
+  } else {
+    s.type = steps ? MBS_FUNC_STEPS : extrapolate ? MBS_FUNC_PIECEWISE_LINEAR
+                                                  : MBS_FUNC_PIECEWISE_LINEAR_HELD;
+    s.n = n;
+    s.x = t;
+    s.y = v;
+  }
+  const int id = mbs_system_add_function(m->sys, &s);
+  if (id < 0)
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line, name,
+                         "%s:%d: control '%s': %s", file_base(file), line, name,
+                         mbs_system_error(m->sys)->message), -1;
+  return id;
+}
+
+// the actuator a control drives: its name, or its name before ".excitation"; NULL if none of
+// `only` (all when NULL)
+static const char* control_actuator(mbs_osim_model* m, const char* control, char** only,
+                                    int nonly) {
+  char* a = keep(m, dup_str(control));
+  if (!a) return NULL;
+  const size_t len = strlen(a), ext = strlen(".excitation");
+  if (len > ext && !strcmp(a + len - ext, ".excitation")) a[len - ext] = 0;
+  if (!only) return a;
+  for (int i = 0; i < nonly; i++)
+    if (!strcmp(only[i], a)) return a;
+  return NULL;
+}
+
+// A controls file (OpenSim ControlSet .xml of ControlLinear / ControlConstant, or a .sto of
+// columns): a function of time for each control, appended to cf for its actuator
+static int read_controls_file(mbs_osim_model* m, const char* file, char** only, int nonly,
+                              control_fn** cf, int* cap, int* count) {
+  const size_t fl = strlen(file);
+  if (fl > 4 && !strcmp(file + fl - 4, ".sto")) {
+    mbs_table* t = NULL;
+    mbs_error te;
+    if (mbs_table_read_sto(file, &t, &te))
+      return mbs_error_set(m->err, te.code, "mbs_osim_read", 0, file, "%s", te.message);
+    int rc = MBS_OK;
+    double* col = malloc((size_t)(t->nrow > 0 ? t->nrow : 1) * sizeof(double));
+    double* tm = malloc((size_t)(t->nrow > 0 ? t->nrow : 1) * sizeof(double));
+    if (!col || !tm) rc = fail_at(m, 0, NULL, file, MBS_ERR_NO_MEMORY, "out of memory");
+    for (int r = 0; rc == MBS_OK && r < t->nrow; r++) tm[r] = mbs_table_get(t, r, 0);
+    for (int c = 1; rc == MBS_OK && c < t->ncol; c++) {
+      const char* act = control_actuator(m, t->labels[c], only, nonly);
+      if (!act) continue;
+      if (t->nrow < 1) break;
+      for (int r = 0; r < t->nrow; r++) col[r] = mbs_table_get(t, r, c);
+      const int fn = control_curve(m, act, tm, col, t->nrow, 0, 1, file, 0);
+      if (fn < 0) rc = m->err->code;
+      else if (!add_control_fn(cf, cap, count, (control_fn){act, NULL, 0, fn}))
+        rc = fail_at(m, 0, NULL, file, MBS_ERR_NO_MEMORY, "out of memory");
+    }
+    free(col);
+    free(tm);
+    mbs_table_free(t);
+    return rc;
+  }
+  xmlDocPtr doc = xmlReadFile(file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+                                              XML_PARSE_NOERROR);
+  if (!doc) {
+    const xmlError* xe = xmlGetLastError();
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xe ? xe->line : 0, file,
+                         "%s:%d: cannot read the controls file: %s", file, xe ? xe->line : 0,
+                         xe && xe->message ? xe->message : "not found or not XML");
+  }
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  xmlNodePtr set = root && !strcmp(tag(root), "ControlSet") ? root : child(root, "ControlSet");
+  xmlNodePtr objs = child(set, "objects");
+  int rc = MBS_OK;
+  if (!objs)
+    rc = mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line_of(root), file,
+                       "%s:%d: no <ControlSet> with <objects> in the controls file", file,
+                       line_of(root));
+  double* t = NULL;
+  double* v = NULL;
+  int tcap = 0;
+  for (xmlNodePtr e = objs ? objs->children : NULL; rc == MBS_OK && e; e = e->next) {
+    if (!is_elem(e)) continue;
+    const char* cname = keep_name(m, e);
+    const int line = line_of(e);
+    const char* act = control_actuator(m, cname, only, nonly);
+    if (!act) continue;
+    int n = 0, steps = 0, extrapolate = 1;
+    if (!strcmp(tag(e), "ControlConstant")) {
+      double value = 0;
+      if (!read_number_or(m, e, "value", &value, 0, tag(e), cname)) {
+        rc = m->err->code;
+        break;
+      }
+      if (!GROW(t, tcap, 1) || !(v = realloc(v, (size_t)tcap * sizeof(double)))) {
+        rc = fail_at(m, line, tag(e), cname, MBS_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
+      t[0] = 0;
+      v[0] = value;
+      n = 1;
+    } else if (!strcmp(tag(e), "ControlLinear")) {
+      steps = read_bool(m, e, "use_steps", 0);
+      extrapolate = read_bool(m, e, "extrapolate", 1);
+      xmlNodePtr nodes = child(e, "x_nodes");
+      for (xmlNodePtr k = nodes ? nodes->children : NULL; k; k = k->next) {
+        if (!is_elem(k)) continue;
+        if (n + 1 > tcap) {
+          const int c2 = tcap ? 2 * tcap : 64;
+          double* t2 = realloc(t, (size_t)c2 * sizeof(double));
+          if (t2) t = t2;
+          double* v2 = t2 ? realloc(v, (size_t)c2 * sizeof(double)) : NULL;
+          if (v2) v = v2;
+          if (!t2 || !v2) {
+            rc = fail_at(m, line, tag(e), cname, MBS_ERR_NO_MEMORY, "out of memory");
+            break;
+          }
+          tcap = c2;
+        }
+        if (!read_numbers(m, k, "t", &t[n], 1, tag(e), cname) ||
+            !read_numbers(m, k, "value", &v[n], 1, tag(e), cname)) {
+          rc = m->err->code;
+          break;
+        }
+        n++;
+      }
+      if (rc) break;
+      if (n == 0) {
+        warn_at(m, line, tag(e), cname, "no control nodes in %s; the control is not applied",
+                file_base(file));
+        continue;
+      }
+    } else {
+      warn_at(m, line, tag(e), cname, "control type not supported in %s; not applied",
+              file_base(file));
+      continue;
+    }
+    const int fn = control_curve(m, act, t, v, n, steps, extrapolate, file, line);
+    if (fn < 0) rc = m->err->code;
+    else if (!add_control_fn(cf, cap, count, (control_fn){act, NULL, line, fn}))
+      rc = fail_at(m, line, tag(e), cname, MBS_ERR_NO_MEMORY, "out of memory");
+  }
+  free(t);
+  free(v);
+  xmlFreeDoc(doc);
+  return rc;
+}
+
+// a file named in the model (or a setup file), relative to the model's folder
+static char* model_relative(const mbs_osim_model* m, const char* fn) {
+  return fn[0] == '/' ? dup_str(fn) : mbs_format_string("%s/%s", m->dir, fn);
+}
+
+// Controllers that compute controls as functions of time: PrescribedControllers (a function
+// per actuator) and ControlSetControllers (a controls file); the options' controls file too
+// (OpenSim's ForwardTool controls_file, over all actuators). Other controllers are kept.
 static int read_controllers(mbs_osim_model* m, xmlNodePtr model, control_fn** out, int* n) {
   xmlNodePtr objs = child(child(model, "ControllerSet"), "objects");
-  int cap = 0, count = 0;
+  int cap = 0, count = 0, rc = MBS_OK;
   control_fn* cf = NULL;
-  for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
+  for (xmlNodePtr e = objs ? objs->children : NULL; rc == MBS_OK && e; e = e->next) {
     if (!is_elem(e)) continue;
     const char* kind = tag(e);
     const char* nm = keep_name(m, e);
-    mbs_osim_record* r = new_record(m, e);
-    if (!r) {
-      free(cf);
-      return fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
-    }
     const int enabled = read_bool(m, e, "enabled", 1);
-    if (strcmp(kind, "PrescribedController") != 0) {
+    const int prescribed = !strcmp(kind, "PrescribedController");
+    if (!prescribed && strcmp(kind, "ControlSetController") != 0) {
+      if (!new_record(m, e)) {
+        rc = fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
       warn_at(m, line_of(e), kind, nm, "controller type not supported; kept but not run%s",
               enabled ? "" : " (disabled anyway)");
       continue;
     }
     if (!enabled) continue;
-    const char* list = text_of(m, child(e, "actuator_list"));
-    xmlNodePtr fobjs = child(child(e, "FunctionSet"), "objects");
-    xmlNodePtr f = fobjs ? first_elem(fobjs) : NULL;
-    char* names = dup_str(list ? list : "");
-    char* save = NULL;
-    for (char* a = names ? strtok_r(names, " \t\n", &save) : NULL; a;
-         a = strtok_r(NULL, " \t\n", &save)) {
-      if (!f) {
-        free(names);
-        free(cf);
-        return fail_at(m, line_of(e), kind, nm, MBS_ERR_PARSE,
+    int nact = 0;
+    char** acts = controller_actuators(m, e, &nact);
+    if (prescribed) {
+      xmlNodePtr fobjs = child(child(e, "FunctionSet"), "objects");
+      xmlNodePtr f = fobjs ? first_elem(fobjs) : NULL;
+      if (!acts && f)
+        rc = fail_at(m, line_of(e), kind, nm, MBS_ERR_PARSE,
+                     "a PrescribedController needs its actuators listed (actuator_list)");
+      for (int i = 0; rc == MBS_OK && i < nact; i++) {
+        if (!f) {
+          rc = fail_at(m, line_of(e), kind, nm, MBS_ERR_PARSE,
                        "more actuators in actuator_list than functions in FunctionSet");
+          break;
+        }
+        if (!add_control_fn(&cf, &cap, &count, (control_fn){acts[i], f, line_of(f), -1}))
+          rc = fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+        do f = f->next;
+        while (f && !is_elem(f));
       }
-      if (!GROW(cf, cap, count + 1)) {
-        free(names);
-        free(cf);
-        return fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+    } else {
+      const char* file = text_of(m, child(e, "controls_file"));
+      if (!file || !*file || !strcmp(file, "Unassigned")) {
+        warn_at(m, line_of(e), kind, nm, "no controls_file; the controller is not run");
+      } else {
+        char* path = model_relative(m, file);
+        rc = path ? read_controls_file(m, path, acts, nact, &cf, &cap, &count)
+                  : fail_at(m, line_of(e), kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+        if (rc && path)  // name the controller too
+          fail_at(m, line_of(e), kind, nm, rc, "controls_file %s: %s", file, m->err->message);
+        free(path);
       }
-      cf[count++] = (control_fn){keep(m, dup_str(a)), f, line_of(f)};
-      do f = f->next;
-      while (f && !is_elem(f));
     }
-    free(names);
+    free(acts);
+  }
+  if (rc == MBS_OK && m->opt && m->opt->controls_file)
+    rc = read_controls_file(m, m->opt->controls_file, NULL, 0, &cf, &cap, &count);
+  if (rc) {
+    free(cf);
+    return rc;
   }
   *out = cf;
   *n = count;
@@ -1967,10 +2250,6 @@ static int add_path_wraps(mbs_osim_model* m, xmlNodePtr geometry_path, int path,
 
 //---------------------------------- external loads ---------------------------------------------
 
-static const char* file_base(const char* p) {
-  const char* s = strrchr(p, '/');
-  return s ? s + 1 : p;
-}
 
 // a spline of time through a table column as a function of the system; -1 with the error set
 static int column_function(mbs_osim_model* m, const mbs_table* t, const char* label,

@@ -16,7 +16,7 @@
 static mbs_osim_model* load_with(const char* path, const char* loads, const char* cmd,
                                  int quiet) {
   mbs_error err;
-  mbs_osim_options o = {loads};
+  mbs_osim_options o = {.external_loads = loads};
   mbs_osim_model* m = mbs_osim_read_options(path, &o, &err);
   if (!m) {
     fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);

@@ -51,7 +51,7 @@ uint64_t mbs_file_hash(const char* path, int* ok) {
 
 int mbs_plan_load_model(mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
-  mbs_osim_options o = {sp->external_loads};
+  mbs_osim_options o = {.external_loads = sp->external_loads};
   mbs_error e;
   uint64_t h = MBS_FNV_OFFSET;
   if (sp->model_path) {

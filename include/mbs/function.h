@@ -26,6 +26,10 @@ typedef enum mbs_function_type {
                                  //                         params [amplitude, omega, phase, offset]
   MBS_FUNC_PIECEWISE_LINEAR,     // straight lines between points, continued past the ends
                                  // (OpenSim PiecewiseLinearFunction)        params [x..., y...]
+  MBS_FUNC_PIECEWISE_LINEAR_HELD,// straight lines between points, held at the end values past
+                                 // the ends (OpenSim ControlLinear without extrapolation)
+  MBS_FUNC_STEPS,                // between two points the later one's value, held past the
+                                 // ends (OpenSim ControlLinear with use_steps) params [x..., y...]
   MBS_FUNC_COUNT
 } mbs_function_type;
 

@@ -90,6 +90,11 @@ typedef struct mbs_osim_options {
   // prescribed external force whose force, point and torque follow its datafile's columns
   // (<identifier>x, y, z) through natural cubic splines of time; NULL for none
   const char* external_loads;
+  // an OpenSim controls file (a ControlSet .xml of ControlLinear nodes, or a .sto with a column
+  // per control) driving the actuators it names (OpenSim's ForwardTool controls_file): each
+  // control, named after its actuator or "<actuator>.excitation", becomes that actuator's
+  // control as a function of time; NULL for none
+  const char* controls_file;
 } mbs_osim_options;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as

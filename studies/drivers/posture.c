@@ -58,7 +58,7 @@ static int posture_create(mbs_driver* d, const mbs_study_spec* spec, mbs_error* 
 static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
   const mbs_spec_posture* po = ((posture_driver*)d->self)->po;
-  mbs_osim_options o = {sp->external_loads};
+  mbs_osim_options o = {.external_loads = sp->external_loads};
   mbs_error e;
   uint64_t h = MBS_FNV_OFFSET;
   if (!sp->has_simulation)

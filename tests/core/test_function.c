@@ -430,8 +430,33 @@ static void test_piecewise_linear(void) {
                 MBS_ERR_PARAMETER);
 }
 
+// OpenSim's ControlLinear: without extrapolation the line between the bracketing nodes, held
+// at the end values outside; with use_steps, between two nodes the later node's value
+static void test_control_nodes(void) {
+  const double prm[8] = {-1, 0, 2, 5, 3, 1, 4, -2};  // x = -1 0 2 5, y = 3 1 4 -2
+  double d[3];
+  EXPECT_OK(mbs_function_prepare(MBS_FUNC_PIECEWISE_LINEAR_HELD, 4, prm, NULL, &err, "held"));
+  EXPECT_OK(mbs_function_prepare(MBS_FUNC_STEPS, 4, prm, NULL, &err, "steps"));
+  const double xs[8] = {-3, -1, -0.5, 0, 1, 3.5, 5, 7};
+  const double held[8] = {3, 3, 2, 1, 2.5, 1, -2, -2};
+  const double slope[8] = {0, 0, -2, 1.5, 1.5, -2, 0, 0};
+  const double steps[8] = {3, 3, 1, 1, 4, -2, -2, -2};
+  for (int i = 0; i < 8; i++) {
+    mbs_function_eval(MBS_FUNC_PIECEWISE_LINEAR_HELD, 4, prm, NULL, xs[i], d);
+    EXPECT_NEAR(d[0], held[i], 1e-15);
+    EXPECT_NEAR(d[1], slope[i], 1e-15);
+    mbs_function_eval(MBS_FUNC_STEPS, 4, prm, NULL, xs[i], d);
+    EXPECT_NEAR(d[0], steps[i], 0);
+    EXPECT_NEAR(d[1], 0, 0);
+  }
+  const double bad[6] = {0, 1, 1, 0, 1, 2};
+  EXPECT_EQ_INT(mbs_function_prepare(MBS_FUNC_STEPS, 3, bad, NULL, &err, "steps"),
+                MBS_ERR_PARAMETER);
+}
+
 int main(void) {
   test_piecewise_linear();
+  test_control_nodes();
   test_sine();
   test_counts();
   test_simple();

@@ -621,7 +621,7 @@ static void test_external_loads(const char* data) {
   snprintf(mot, sizeof(mot), "%s/data/gait10dof18musc/ExperimentalData/subject01_walk_grf.mot",
            data);
   mbs_error err;
-  mbs_osim_options opt = {xml};
+  mbs_osim_options opt = {.external_loads = xml};
   mbs_osim_model* with = mbs_osim_read_options(model, &opt, &err);
   EXPECT_TRUE(with != NULL);
   if (!with) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
@@ -494,6 +495,131 @@ static void test_simulate(const char* name) {
   mbs_osim_free(m);
 }
 
+//---------------------------------- controls files ---------------------------------------------
+
+static double excitation_at(const mbs_osim_model* m, mbs_state* st, const char* muscle,
+                            double t) {
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state_set_time(st, t);
+  mbs_muscle_report r;
+  if (mbs_realize_dynamics(sys, st) != MBS_OK ||
+      mbs_get_muscle_report(sys, st, mbs_force_find(sys, muscle), &r) != MBS_OK)
+    return NAN;
+  return r.excitation;
+}
+
+static int write_file(const char* path, const char* text) {
+  FILE* f = fopen(path, "w");
+  if (!f) return 0;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+// OpenSim's controls: a ControlSetController in the model naming a ControlSet .xml next to it
+// (ControlLinear: muscle1 linear and held past its ends, muscle2 in steps of the later node),
+// and a .sto given as the ForwardTool's controls file (linear, extrapolated)
+static void test_controls(void) {
+  char dir[] = "/tmp/mbs_controls_XXXXXX";
+  if (!mkdtemp(dir)) {
+    EXPECT_TRUE(0);
+    return;
+  }
+  char xml[512], sto[512], model[512], path[4096];
+  snprintf(xml, sizeof(xml), "%s/controls.xml", dir);
+  snprintf(sto, sizeof(sto), "%s/controls.sto", dir);
+  snprintf(model, sizeof(model), "%s/tug.osim", dir);
+  EXPECT_TRUE(write_file(xml,
+      "<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"40000\">\n<ControlSet name=\"c\">"
+      "<objects>\n"
+      "<ControlLinear name=\"muscle1.excitation\"><extrapolate>false</extrapolate>"
+      "<use_steps>false</use_steps><x_nodes>"
+      "<ControlLinearNode><t>0</t><value>0.2</value></ControlLinearNode>"
+      "<ControlLinearNode><t>1</t><value>0.8</value></ControlLinearNode></x_nodes>"
+      "</ControlLinear>\n"
+      "<ControlLinear name=\"muscle2\"><use_steps>true</use_steps><x_nodes>"
+      "<ControlLinearNode><t>0</t><value>0.1</value></ControlLinearNode>"
+      "<ControlLinearNode><t>0.5</t><value>0.6</value></ControlLinearNode>"
+      "<ControlLinearNode><t>1</t><value>0.3</value></ControlLinearNode></x_nodes>"
+      "</ControlLinear>\n</objects></ControlSet>\n</OpenSimDocument>\n"));
+  EXPECT_TRUE(write_file(sto,
+      "controls\nversion=1\nnRows=3\nnColumns=3\ninDegrees=no\nendheader\n"
+      "time\tmuscle1\tmuscle2.excitation\n0\t0.1\t0.5\n0.5\t0.3\t0.4\n1\t0.4\t0.2\n"));
+  snprintf(path, sizeof(path), "%s/models/tug_of_war.osim", data);
+  char* text = read_text(path);
+  EXPECT_TRUE(text != NULL);
+  if (!text) return;
+  // the controller in the model's ControllerSet
+  const char* cs = strstr(text, "<ControllerSet");
+  const char* obj = cs ? strstr(cs, "<objects") : NULL;
+  EXPECT_TRUE(obj != NULL);
+  if (!obj) {
+    free(text);
+    return;
+  }
+  const char* after = strchr(obj, '>') + 1;
+  const int empty = after[-2] == '/';
+  char* mt = malloc(strlen(text) + 1024);
+  size_t o = (size_t)(obj - text);
+  memcpy(mt, text, o);
+  o += (size_t)sprintf(mt + o, "<objects><ControlSetController name=\"csc\"><actuator_list>ALL"
+                       "</actuator_list><controls_file>controls.xml</controls_file>"
+                       "</ControlSetController>%s", empty ? "</objects>" : "");
+  strcpy(mt + o, after);
+  mbs_error err;
+  mbs_osim_model* m = mbs_osim_parse(mt, strlen(mt), model, NULL, &err);
+  EXPECT_TRUE(m != NULL);
+  if (m) {
+    mbs_state* st = mbs_state_create(mbs_osim_system(m));
+    EXPECT_OK(mbs_osim_default_state(m, st));
+    const double ts[4] = {0.25, 0.5, 0.75, 1.5};
+    const double e1[4] = {0.35, 0.5, 0.65, 0.8};   // linear, held at 0.8 after t = 1
+    const double e2[4] = {0.6, 0.6, 0.3, 0.3};     // steps: the later node's value
+    for (int i = 0; i < 4; i++) {
+      EXPECT_NEAR(excitation_at(m, st, "muscle1", ts[i]), e1[i], 1e-14);
+      EXPECT_NEAR(excitation_at(m, st, "muscle2", ts[i]), e2[i], 0);
+    }
+    printf("controls.xml: muscle1 at t = 0.25 .. 1.5: %.3f %.3f %.3f %.3f; muscle2 (steps) "
+           "%.3f %.3f %.3f %.3f\n", excitation_at(m, st, "muscle1", 0.25),
+           excitation_at(m, st, "muscle1", 0.5), excitation_at(m, st, "muscle1", 0.75),
+           excitation_at(m, st, "muscle1", 1.5), excitation_at(m, st, "muscle2", 0.25),
+           excitation_at(m, st, "muscle2", 0.5), excitation_at(m, st, "muscle2", 0.75),
+           excitation_at(m, st, "muscle2", 1.5));
+    mbs_state_destroy(st);
+    mbs_osim_free(m);
+  } else {
+    printf("ControlSetController: %s\n", err.message);
+  }
+  // the ForwardTool's controls file: a .sto, linear and extrapolated past its last row
+  mbs_osim_options opt = {.controls_file = sto};
+  m = mbs_osim_read_options(path, &opt, &err);
+  EXPECT_TRUE(m != NULL);
+  if (m) {
+    mbs_state* st = mbs_state_create(mbs_osim_system(m));
+    EXPECT_OK(mbs_osim_default_state(m, st));
+    EXPECT_NEAR(excitation_at(m, st, "muscle1", 0.25), 0.2, 1e-14);
+    EXPECT_NEAR(excitation_at(m, st, "muscle1", 1.5), 0.5, 1e-14);
+    EXPECT_NEAR(excitation_at(m, st, "muscle2", 0.75), 0.3, 1e-14);
+    mbs_state_destroy(st);
+    mbs_osim_free(m);
+  } else {
+    printf("controls.sto: %s\n", err.message);
+  }
+  // a broken controls file: its name and line in the message
+  EXPECT_TRUE(write_file(xml, "<?xml version=\"1.0\"?>\n<ControlSet><objects>\n<ControlLinear "
+                              "name=\"muscle1\"><x_nodes><ControlLinearNode><t>zero</t>"));
+  opt.controls_file = xml;
+  m = mbs_osim_read_options(path, &opt, &err);
+  EXPECT_TRUE(m == NULL);
+  if (!m) printf("broken controls file: %s\n", err.message);
+  EXPECT_TRUE(!m && strstr(err.message, "controls.xml") != NULL);
+  mbs_osim_free(m);
+  remove(xml);
+  remove(sto);
+  rmdir(dir);
+  free(mt);
+  free(text);
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--data")) data = argv[i + 1];
@@ -524,6 +650,7 @@ int main(int argc, char** argv) {
   test_equilibrium("gait2392_millard2012muscle");
   test_equilibrium("rajagopal2016");
   test_tug_of_war();
+  test_controls();
   test_simulate("arm26");
   test_simulate("gait2392_thelen2003muscle");
   test_simulate("rajagopal2016");
