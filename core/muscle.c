@@ -2,11 +2,13 @@
 // constant-width pennation model, activation dynamics, fiber dynamics (the fiber velocity
 // from the fiber-tendon equilibrium, O-1..O-4 of the OpenSim paper) and the equilibrium
 // initialization. Follows OpenSim's Thelen2003Muscle, Millard2012EquilibriumMuscle,
-// DeGrooteFregly2016Muscle and RigidTendonMuscle; the differences are noted where they occur.
+// DeGrooteFregly2016Muscle, RigidTendonMuscle, Schutte1993Muscle_Deprecated and
+// Delp1990Muscle_Deprecated; the differences are noted where they occur.
 #include "mbs/muscle.h"
 
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +20,8 @@ const char* mbs_muscle_kind_name(mbs_muscle_kind kind) {
     case MBS_MUSCLE_MILLARD2012: return "Millard2012EquilibriumMuscle";
     case MBS_MUSCLE_DEGROOTE2016: return "DeGrooteFregly2016Muscle";
     case MBS_MUSCLE_RIGID_TENDON: return "RigidTendonMuscle";
+    case MBS_MUSCLE_SCHUTTE1993: return "Schutte1993Muscle_Deprecated";
+    case MBS_MUSCLE_DELP1990: return "Delp1990Muscle_Deprecated";
     default: return "unknown muscle";
   }
 }
@@ -25,6 +29,34 @@ const char* mbs_muscle_kind_name(mbs_muscle_kind kind) {
 // ---------------------------------------------------------------------------------------------
 // Parameters
 // ---------------------------------------------------------------------------------------------
+
+static int is_simm(mbs_muscle_kind k) {
+  return k == MBS_MUSCLE_SCHUTTE1993 || k == MBS_MUSCLE_DELP1990;
+}
+
+// the curve of a Schutte / Delp parameter set (MBS_SIMM_* order)
+static size_t simm_curve_offset(mbs_simm_curve which) {
+  switch (which) {
+    case MBS_SIMM_TENDON_FORCE_LENGTH:
+      return offsetof(mbs_simm_muscle_params, tendon_force_length_curve);
+    case MBS_SIMM_ACTIVE_FORCE_LENGTH:
+      return offsetof(mbs_simm_muscle_params, active_force_length_curve);
+    case MBS_SIMM_PASSIVE_FORCE_LENGTH:
+      return offsetof(mbs_simm_muscle_params, passive_force_length_curve);
+    default: return offsetof(mbs_simm_muscle_params, force_velocity_curve);
+  }
+}
+static mbs_muscle_curve* simm_curve_params(mbs_simm_muscle_params* sm, mbs_simm_curve which) {
+  return (mbs_muscle_curve*)(void*)((char*)sm + simm_curve_offset(which));
+}
+static const mbs_muscle_curve* simm_curve_of(const mbs_simm_muscle_params* sm,
+                                             mbs_simm_curve which) {
+  return (const mbs_muscle_curve*)(const void*)((const char*)sm + simm_curve_offset(which));
+}
+
+static const char* const simm_curve_names[MBS_SIMM_CURVE_COUNT] = {
+    "tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve",
+    "force_velocity_curve"};
 
 void mbs_muscle_params_default(mbs_muscle_params* p, mbs_muscle_kind kind) {
   memset(p, 0, sizeof *p);
@@ -54,6 +86,14 @@ void mbs_muscle_params_default(mbs_muscle_params* p, mbs_muscle_kind kind) {
       p->deactivation_time_constant = 0.040;
       p->minimum_activation = 0;
       p->ignore_tendon_compliance = 1;
+      break;
+    case MBS_MUSCLE_SCHUTTE1993:
+    case MBS_MUSCLE_DELP1990:
+      // unused (SIMM's activation dynamics has activation1, activation2): the time constants
+      // it has at full excitation and at rest
+      p->activation_time_constant = 0.1 / (7.667 + 1.459854);
+      p->deactivation_time_constant = 0.1 / 1.459854;
+      p->minimum_activation = 0;
       break;
     default:  // Thelen 2003
       p->activation_time_constant = 0.015;
@@ -97,6 +137,20 @@ void mbs_muscle_params_default(mbs_muscle_params* p, mbs_muscle_kind kind) {
   g->passive_fiber_strain_at_one_norm_force = 0.6;
   g->tendon_strain_at_one_norm_force = 0.049;
   g->ignore_passive_fiber_force = 0;
+  // Schutte1993Muscle_Deprecated / Delp1990Muscle_Deprecated properties
+  mbs_simm_muscle_params* sm = &p->simm;
+  sm->time_scale = 0.1;
+  sm->activation1 = 7.667;
+  sm->activation2 = 1.459854;
+  sm->damping = 0.1;
+  sm->mass = 0.00287;
+  sm->passive_force_length_curve_is_default = kind == MBS_MUSCLE_SCHUTTE1993;
+  for (int k = 0; k < MBS_SIMM_CURVE_COUNT; k++) {
+    const double *x = NULL, *y = NULL;
+    const int n = mbs_simm_default_curve_points((mbs_simm_curve)k, &x, &y);
+    mbs_muscle_curve_set(simm_curve_params(sm, (mbs_simm_curve)k), MBS_FUNC_SIMM_SPLINE, n, x, y,
+                         NULL);
+  }
 }
 
 #define CHECK(cond, ...)                                                  \
@@ -142,6 +196,7 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
         "%s: fiber_damping must be >= 0, got %g", name, p->fiber_damping);
 
   const double lopt = p->optimal_fiber_length;
+  m->velocity_scale = p->max_contraction_velocity * lopt;
   m->width = lopt * sin(p->pennation_angle_at_optimal);
   m->max_sin_pennation = sin(p->maximum_pennation_angle);
   double lmin = fmax(m->width / m->max_sin_pennation, 0.01 * lopt);
@@ -247,6 +302,55 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
       if (rc) return rc;
       break;
     }
+    case MBS_MUSCLE_SCHUTTE1993:
+    case MBS_MUSCLE_DELP1990: {
+      const mbs_simm_muscle_params* sm = &p->simm;
+      const int delp = p->kind == MBS_MUSCLE_DELP1990;
+      CHECK(p->fiber_damping == 0, "%s: a %s has no fiber_damping (got %g)%s", name, kind,
+            p->fiber_damping,
+            delp ? "" : "; its damping is the property `damping`");
+      CHECK(!p->ignore_tendon_compliance,
+            "%s: ignore_tendon_compliance is not implemented for a %s (nor in OpenSim)", name,
+            kind);
+      CHECK(sm->time_scale > 0 && isfinite(sm->time_scale),
+            "%s: time_scale must be positive, got %g", name, sm->time_scale);
+      CHECK(sm->activation1 >= 0 && sm->activation2 > 0 && isfinite(sm->activation1) &&
+                isfinite(sm->activation2),
+            "%s: activation1 must be >= 0 and activation2 positive, got %g and %g", name,
+            sm->activation1, sm->activation2);
+      if (delp)
+        CHECK(sm->mass > 0 && isfinite(sm->mass), "%s: mass must be positive, got %g", name,
+              sm->mass);
+      else
+        CHECK(sm->damping > 0 && isfinite(sm->damping),
+              "%s: damping must be positive (the fiber velocity divides by it), got %g", name,
+              sm->damping);
+      for (int k = 0; k < MBS_SIMM_CURVE_COUNT; k++) {
+        if (k == MBS_SIMM_FORCE_VELOCITY && !delp) continue;  // Schutte's is closed-form
+        if (k == MBS_SIMM_PASSIVE_FORCE_LENGTH && !delp &&
+            sm->passive_force_length_curve_is_default)
+          continue;  // Schutte's exponential replaces the default table
+        const mbs_muscle_curve* c = simm_curve_of(&m->p.simm, (mbs_simm_curve)k);
+        const int points = c->type == MBS_FUNC_SIMM_SPLINE ||
+                           c->type == MBS_FUNC_NATURAL_CUBIC_SPLINE ||
+                           c->type == MBS_FUNC_PIECEWISE_LINEAR;
+        CHECK(c->type >= 0 && c->type < MBS_FUNC_COUNT && c->type != MBS_FUNC_MULTIPLIER,
+              "%s: %s has function type %d, which cannot be a muscle curve", name,
+              simm_curve_names[k], (int)c->type);
+        CHECK(!points || (c->n >= 2 && c->n <= MBS_MUSCLE_CURVE_MAX_POINTS),
+              "%s: %s needs 2 to %d points, got %d", name, simm_curve_names[k],
+              MBS_MUSCLE_CURVE_MAX_POINTS, c->n);
+        CHECK(c->type != MBS_FUNC_POLYNOMIAL ||
+                  (c->n >= 1 && c->n <= 2 * MBS_MUSCLE_CURVE_MAX_POINTS),
+              "%s: %s needs 1 to %d polynomial coefficients, got %d", name, simm_curve_names[k],
+              2 * MBS_MUSCLE_CURVE_MAX_POINTS, c->n);
+        char comp[MBS_ERROR_COMPONENT_LEN];
+        snprintf(comp, sizeof comp, "%.60s: %s", name, simm_curve_names[k]);
+        const int rc = mbs_function_prepare(c->type, c->n, c->param, m->c.simm.coef[k], err, comp);
+        if (rc) return rc;
+      }
+      break;
+    }
     default: break;
   }
   m->min_fiber_length = lmin;
@@ -256,7 +360,7 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
 
 int mbs_muscle_state_count(const mbs_muscle_model* m, int* has_activation, int* has_fiber) {
   const int a = m->p.kind != MBS_MUSCLE_RIGID_TENDON;
-  const int f = !is_rigid(m);
+  const int f = is_rigid(m) ? 0 : m->p.kind == MBS_MUSCLE_DELP1990 ? 2 : 1;
   if (has_activation) *has_activation = a;
   if (has_fiber) *has_fiber = f;
   return a + f;
@@ -304,6 +408,14 @@ double mbs_muscle_activation_derivative(const mbs_muscle_model* m, double u, dou
               (0.5 - f) * z / p->deactivation_time_constant) *
              (u - a);
     }
+    case MBS_MUSCLE_SCHUTTE1993:
+    case MBS_MUSCLE_DELP1990: {
+      // SIMM's activation dynamics in normalized time t / time_scale (Schutte1993Muscle_
+      // Deprecated::computeActuation, Delp1990Muscle_Deprecated::computeActuation)
+      const mbs_simm_muscle_params* sm = &p->simm;
+      const double rate = u >= a ? sm->activation1 * u + sm->activation2 : sm->activation2;
+      return (u - a) * rate / sm->time_scale;
+    }
     default: return 0;
   }
 }
@@ -311,6 +423,69 @@ double mbs_muscle_activation_derivative(const mbs_muscle_model* m, double u, dou
 // ---------------------------------------------------------------------------------------------
 // Curves of a model
 // ---------------------------------------------------------------------------------------------
+
+void mbs_simm_muscle_curve_eval(const mbs_muscle_model* m, mbs_simm_curve which, double x,
+                                double d[2]) {
+  if (!is_simm(m->p.kind) || which < 0 || which >= MBS_SIMM_CURVE_COUNT) {
+    d[0] = d[1] = NAN;
+    return;
+  }
+  const mbs_muscle_curve* c = simm_curve_of(&m->p.simm, which);
+  double e[3];
+  mbs_function_eval(c->type, c->n, c->param, m->c.simm.coef[which], x, e);
+  d[0] = e[0];
+  d[1] = e[1];
+}
+
+// Schutte's passive curve: OpenSim's calcNonzeroPassiveForce uses e^{8(l~-1)}/e^4 (1 at
+// l~ = 1.5, nonzero at any length) when the model file does not give the curve
+static void schutte_fpe(const mbs_muscle_model* m, double l, double d[2]) {
+  if (m->p.simm.passive_force_length_curve_is_default) {
+    d[0] = exp(8 * (l - 1) - 4);
+    d[1] = 8 * d[0];
+  } else {
+    mbs_simm_muscle_curve_eval(m, MBS_SIMM_PASSIVE_FORCE_LENGTH, l, d);
+  }
+}
+
+// Schutte's force-velocity multiplier g(v~), v~ in l_opt per time_scale: Hill's hyperbola
+// k_v (1 + v~)/(k_v - v~) while shortening (0 at v~ = -1, slope (1 + k_v)/k_v at 0) and
+// (f_max v~ + s)/(v~ + s) while lengthening (toward f_max = 1.4), with k_v = 0.15 and
+// s = 0.13 k_v/(1 + k_v): the relation OpenSim's Schutte1993Muscle_Deprecated::calcFiberVelocity
+// inverts (with its damping) by the quadratic formula.
+static const double schutte_kv = 0.15, schutte_slope_k = 0.13, schutte_fmax = 1.4;
+static double schutte_s(void) { return schutte_slope_k * schutte_kv / (schutte_kv + 1); }
+static double schutte_fv(double v, double* dfv) {
+  if (v < 0) {
+    const double q = schutte_kv - v;
+    if (dfv) *dfv = schutte_kv * (1 + schutte_kv) / (q * q);
+    return schutte_kv * (1 + v) / q;
+  }
+  const double sk = schutte_s(), q = v + sk;
+  if (dfv) *dfv = (schutte_fmax - 1) * sk / (q * q);
+  return (schutte_fmax * v + sk) / q;
+}
+
+// The root of v^2 + b v + c = 0 (c <= 0: real roots of opposite signs, or 0) that is negative
+// (neg = 1) or non-negative (neg = 0), by the cancellation-free pair q, c/q.
+static double quadratic_root(double b, double c, int neg) {
+  const double q = -0.5 * (b + copysign(sqrt(b * b - 4 * c), b));
+  if (q == 0) return 0;
+  const double r1 = q, r2 = c / q;
+  return neg ? fmin(r1, r2) : fmax(r1, r2);
+}
+
+// Schutte's fiber velocity v~ from A g(v~) + d v~ = F: with A = a f_AL, the active force at
+// v~ = 0, shortening when F < A: d v~^2 - (F + k_v A + k_v d) v~ + k_v (F - A) = 0 (its root
+// in (-1, 0) for F >= 0); lengthening: d v~^2 - (F - f_max A - s d) v~ - s (F - A) = 0 (its
+// root >= 0); below F = -d (not reached: F is kept >= 0) pure damping, v~ = F/d.
+static double schutte_velocity(double A, double F, double d) {
+  if (F < -d) return F / d;
+  if (F < A) return quadratic_root(-(F + schutte_kv * A + schutte_kv * d) / d,
+                                   schutte_kv * (F - A) / d, 1);
+  const double sk = schutte_s();
+  return quadratic_root(-(F - schutte_fmax * A) / d + sk, -sk * (F - A) / d, 0);
+}
 
 static void curve_fal(const mbs_muscle_model* m, double l, double d[2]) {
   double e[3];
@@ -323,6 +498,14 @@ static void curve_fal(const mbs_muscle_model* m, double l, double d[2]) {
       return;
     case MBS_MUSCLE_DEGROOTE2016:
       mbs_degroote2016_active_force_length(&m->p.degroote, l, d);
+      return;
+    case MBS_MUSCLE_SCHUTTE1993:
+      // OpenSim's Schutte keeps f_AL >= 0 (its Delp computes its fiber force unclamped)
+      mbs_simm_muscle_curve_eval(m, MBS_SIMM_ACTIVE_FORCE_LENGTH, l, d);
+      if (d[0] < 0) d[0] = d[1] = 0;
+      return;
+    case MBS_MUSCLE_DELP1990:
+      mbs_simm_muscle_curve_eval(m, MBS_SIMM_ACTIVE_FORCE_LENGTH, l, d);
       return;
     default: mbs_delp_curve_eval(&m->c.delp, MBS_DELP_ACTIVE_FORCE_LENGTH, l, d); return;
   }
@@ -339,6 +522,10 @@ static void curve_fpe(const mbs_muscle_model* m, double l, double d[2]) {
       return;
     case MBS_MUSCLE_DEGROOTE2016:
       mbs_degroote2016_passive_force_length(&m->p.degroote, l, d);
+      return;
+    case MBS_MUSCLE_SCHUTTE1993: schutte_fpe(m, l, d); return;
+    case MBS_MUSCLE_DELP1990:
+      mbs_simm_muscle_curve_eval(m, MBS_SIMM_PASSIVE_FORCE_LENGTH, l, d);
       return;
     default:
       // RigidTendonMuscle clamps its passive curve to [0, 10]
@@ -363,6 +550,12 @@ static void curve_fse(const mbs_muscle_model* m, double lt, double d[2]) {
     case MBS_MUSCLE_DEGROOTE2016:
       mbs_degroote2016_tendon_force_length(&m->p.degroote, lt, d);
       return;
+    case MBS_MUSCLE_SCHUTTE1993:
+    case MBS_MUSCLE_DELP1990:
+      // the table is in tendon strain l~T - 1; no force below zero strain (calcTendonForce)
+      if (lt - 1 < 0) d[0] = d[1] = 0;
+      else mbs_simm_muscle_curve_eval(m, MBS_SIMM_TENDON_FORCE_LENGTH, lt - 1, d);
+      return;
     default: d[0] = d[1] = 0; return;  // rigid tendon
   }
 }
@@ -378,6 +571,11 @@ static double curve_fv(const mbs_muscle_model* m, double a, double v, double* df
       return e[0];
     case MBS_MUSCLE_DEGROOTE2016:
       mbs_degroote2016_force_velocity(v, e);
+      if (dfv) *dfv = e[1];
+      return e[0];
+    case MBS_MUSCLE_SCHUTTE1993: return schutte_fv(v, dfv);
+    case MBS_MUSCLE_DELP1990:
+      mbs_simm_muscle_curve_eval(m, MBS_SIMM_FORCE_VELOCITY, v, e);
       if (dfv) *dfv = e[1];
       return e[0];
     default:
@@ -461,10 +659,115 @@ static int solve_damped_velocity(const mbs_muscle_model* m, double a, double a_f
 static double effective_damping(const mbs_muscle_model* m) {
   if (m->p.kind == MBS_MUSCLE_MILLARD2012 && m->damped) return m->p.fiber_damping;
   if (m->p.kind == MBS_MUSCLE_DEGROOTE2016) return m->p.fiber_damping;
+  if (m->p.kind == MBS_MUSCLE_SCHUTTE1993) return m->p.simm.damping;
   return 0;
 }
 
-int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
+// Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated (computeActuation of each): fiber
+// length state l (m) and, for Delp, fiber velocity state vm (m/s).
+static int simm_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
+                     double l, double vm_state, mbs_muscle_output* out, mbs_error* err) {
+  const mbs_muscle_params* p = &m->p;
+  const mbs_simm_muscle_params* sm = &p->simm;
+  const char* name = mbs_muscle_kind_name(p->kind);
+  const int delp = p->kind == MBS_MUSCLE_DELP1990;
+  memset(out, 0, sizeof *out);
+  if (!(isfinite(lmt) && isfinite(vmt) && isfinite(activation) && isfinite(l) &&
+        (!delp || isfinite(vm_state))))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, name,
+                    "%s: path length %g, speed %g, activation %g and fiber states %g, %g must "
+                    "be finite",
+                    name, lmt, vmt, activation, l, delp ? vm_state : 0.0);
+  const double fiso = p->max_isometric_force, lopt = p->optimal_fiber_length;
+  const double lst = p->tendon_slack_length, ts = sm->time_scale;
+  const double vscale = m->velocity_scale;  // l_opt / time_scale
+  const double lmin = m->min_fiber_length;
+  const double a = clampd(activation, p->minimum_activation, 1);
+  out->activation = a;
+
+  // geometry: the fiber state floored at the minimum fiber length, constant-width pennation
+  const double lm = fmax(l, lmin);
+  double alpha, cosa, dadl;
+  mbs_muscle_pennation(m, lm, &alpha, &cosa, &dadl);
+  const double lt = lmt - lm * cosa;
+  double fal[2], fpe[2], fse[2];
+  curve_fal(m, lm / lopt, fal);
+  curve_fpe(m, lm / lopt, fpe);
+  curve_fse(m, lt / lst, fse);  // f_T at the tendon strain
+  double vn, fv, acc = 0;  // v~ (l_opt / time_scale), f_V, Delp's dv^M/dt
+  int clamped = 0;
+  if (delp) {
+    // the junction mass: d v~/dt~ = (f_T cos - F~ cos^2)/m~ + v~^2 tan^2 / l~
+    vn = vm_state / vscale;
+    fv = curve_fv(m, a, vn, NULL);
+    const double fm = a * fal[0] * fv + fpe[0];
+    const double mass = sm->mass * (lopt / ts) * (lopt / ts);
+    const double ta = tan(alpha);
+    const double acc_n =
+        (fse[0] * cosa - fm * cosa * cosa) / mass + vn * vn * ta * ta / (lm / lopt);
+    acc = acc_n * lopt / (ts * ts);
+  } else if (cosa <= 1e-12) {
+    // fibers perpendicular to the tendon (maximum_pennation_angle = pi/2 only): still while
+    // the tendon carries no force, else as with a stiff tendon, the path's speed times the
+    // cosine at the fiber length a slack tendon would leave
+    vn = 0;
+    if (fse[0] != 0) {
+      const double lat = lmt - lst;
+      const double cos_new = lat > 0 ? lat / sqrt(lat * lat + m->width * m->width) : 0;
+      vn = vmt * cos_new / vscale;
+    }
+    fv = curve_fv(m, a, vn, NULL);
+  } else {
+    // Schutte's damped force-velocity relation A g(v~) + d v~ = F
+    const double F = fmax(fse[0] / cosa - fpe[0], 0);
+    vn = schutte_velocity(a * fal[0], F, sm->damping);
+    fv = curve_fv(m, a, vn, NULL);
+  }
+  if (!delp) {
+    clamped = l <= lmin && vn <= 0;
+    if (clamped) {
+      vn = 0;
+      fv = 1;
+    }
+  }
+  const double vm = vn * vscale;
+  const double dalpha_dt = dadl * vm;
+  const double vat = vm * cosa - lm * sin(alpha) * dalpha_dt;
+
+  out->fiber_length = lm;
+  out->normalized_fiber_length = lm / lopt;
+  out->fiber_velocity = vm;
+  out->normalized_fiber_velocity = vm / (lopt * p->max_contraction_velocity);
+  out->pennation_angle = alpha;
+  out->cos_pennation = cosa;
+  out->pennation_angular_velocity = dalpha_dt;
+  out->fiber_length_along_tendon = lm * cosa;
+  out->fiber_velocity_along_tendon = vat;
+  out->tendon_length = lt;
+  out->normalized_tendon_length = lt / lst;
+  out->tendon_strain = lt / lst - 1;
+  out->tendon_velocity = vmt - vat;
+  out->active_force_length_multiplier = fal[0];
+  out->passive_force_multiplier = fpe[0];
+  out->force_velocity_multiplier = fv;
+  out->clamped = clamped;
+  if (!clamped) {
+    out->active_fiber_force = fiso * a * fal[0] * fv;
+    out->passive_fiber_force = fiso * fpe[0];
+    out->damping_fiber_force = delp ? 0 : fiso * sm->damping * vn;
+    out->fiber_force =
+        out->active_fiber_force + out->passive_fiber_force + out->damping_fiber_force;
+  }
+  out->fiber_force_along_tendon = out->fiber_force * cosa;
+  out->tendon_force = fiso * fse[0];
+  out->normalized_tendon_force = fse[0];
+  out->muscle_power = -out->tendon_force * vmt;
+  out->fiber_state_derivative = delp ? vm_state : vm;
+  out->fiber_acceleration = acc;
+  return MBS_OK;
+}
+
+static int eval_one(const mbs_muscle_model* m, double lmt, double vmt, double activation,
                     double s, mbs_muscle_output* out, mbs_error* err) {
   const mbs_muscle_params* p = &m->p;
   const char* name = mbs_muscle_kind_name(p->kind);
@@ -615,6 +918,36 @@ int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double ac
   return MBS_OK;
 }
 
+int mbs_muscle_eval_states(const mbs_muscle_model* m, double lmt, double vmt, double activation,
+                           const double* fs, mbs_muscle_output* out, mbs_error* err) {
+  int nf = 0;
+  mbs_muscle_state_count(m, NULL, &nf);
+  if (nf > 0 && !fs) {
+    const char* name = mbs_muscle_kind_name(m->p.kind);
+    memset(out, 0, sizeof *out);
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, name, "%s: its %d fiber state%s not given", name, nf,
+                    nf == 1 ? " is" : "s are");
+  }
+  switch (m->p.kind) {
+    case MBS_MUSCLE_SCHUTTE1993: return simm_eval(m, lmt, vmt, activation, fs[0], 0, out, err);
+    case MBS_MUSCLE_DELP1990: return simm_eval(m, lmt, vmt, activation, fs[0], fs[1], out, err);
+    default: return eval_one(m, lmt, vmt, activation, nf ? fs[0] : NAN, out, err);
+  }
+}
+
+int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
+                    double fiber_state, mbs_muscle_output* out, mbs_error* err) {
+  if (m->p.kind == MBS_MUSCLE_DELP1990) {
+    const char* name = mbs_muscle_kind_name(m->p.kind);
+    memset(out, 0, sizeof *out);
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, name,
+                    "%s: has two fiber states (length and velocity): evaluate it with "
+                    "mbs_muscle_eval_states",
+                    name);
+  }
+  return mbs_muscle_eval_states(m, lmt, vmt, activation, &fiber_state, out, err);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Equilibrium initialization
 // ---------------------------------------------------------------------------------------------
@@ -630,12 +963,13 @@ typedef void (*residual_fn)(const eq_ctx* c, double x, double* r, double* dr);
 // the fiber velocity of OpenSim's heuristic when vmt != 0: the path velocity is shared between
 // fiber (along the tendon) and tendon in inverse proportion to their stiffnesses (all of it to
 // the tendon when the tendon is slack, all to the fiber when the fiber's stiffness is <= 0).
-// dr is the partial at fixed fiber velocity.
-static void fiber_length_residual(const eq_ctx* c, double lm, double* r, double* dr) {
+// dr is the partial at fixed fiber velocity; *vm_out (may be NULL) the fiber velocity, m/s.
+static void fiber_length_balance(const eq_ctx* c, double lm, double* r, double* dr,
+                                 double* vm_out) {
   const mbs_muscle_model* m = c->m;
   const mbs_muscle_params* p = &m->p;
   const double fiso = p->max_isometric_force, lopt = p->optimal_fiber_length;
-  const double lst = p->tendon_slack_length, vscale = p->max_contraction_velocity * lopt;
+  const double lst = p->tendon_slack_length, vscale = m->velocity_scale;
   const double beta = effective_damping(m), a = c->a;
   double alpha, cosa, dadl, fal[2], fpe[2], fse[2];
   mbs_muscle_pennation(m, lm, &alpha, &cosa, &dadl);
@@ -661,6 +995,10 @@ static void fiber_length_residual(const eq_ctx* c, double lm, double* r, double*
   const double fm = a * fal[0] * fv + fpe[0] + beta * vn;
   *r = fiso * (fm * cosa - fse[0]);
   *dr = fiso * ((a * fal[1] * fv + fpe[1]) / lopt * cosa + fm * dcos_dl + fse[1] / lst * dlat_dl);
+  if (vm_out) *vm_out = vn * vscale;
+}
+static void fiber_length_residual(const eq_ctx* c, double lm, double* r, double* dr) {
+  fiber_length_balance(c, lm, r, dr, NULL);
 }
 
 // DeGroote: the same residual as a function of the normalized tendon force, with zero tendon
@@ -747,6 +1085,7 @@ int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, d
     const int rc = mbs_muscle_eval(m, lmt, vmt, activation, 0, &o, err);
     if (rc) return rc;
     eq->fiber_length = o.fiber_length;
+    eq->fiber_velocity = o.fiber_velocity;
     eq->tendon_force = o.tendon_force;
     eq->at_lower_bound = o.clamped;
     return MBS_OK;
@@ -801,6 +1140,9 @@ int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, d
     const double lat = lmt - lst * mbs_degroote2016_tendon_length(&p->degroote, x);
     eq->fiber_state = x;
     eq->fiber_length = eq->at_lower_bound ? lmin : sqrt(lat * lat + h * h);
+    double cos_eq;  // the fiber takes all of vmt, as the residual assumes
+    mbs_muscle_pennation(m, eq->fiber_length, NULL, &cos_eq, NULL);
+    eq->fiber_velocity = vmt * cos_eq;
     eq->tendon_force = x * fiso;
     eq->residual = r;
     return MBS_OK;
@@ -822,6 +1164,12 @@ int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, d
   } else {
     fiber_length_residual(&c, hi, &r_hi, &dr);
     if (fabs(r_hi) <= tol) {
+      x = hi;
+      r = r_hi;
+    } else if (r_hi < 0 && is_simm(p->kind)) {
+      // a tabulated passive curve dipping below zero (a spline's undershoot) makes the fiber
+      // push even with the tendon slack: the tendon is just slack, as at a pushing fiber
+      eq->tendon_slack = 1;
       x = hi;
       r = r_hi;
     } else if (r_hi < 0) {
@@ -851,11 +1199,12 @@ int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, d
                         x, r, tol);
     }
   }
-  double cosa, fse[2];
+  double cosa, fse[2], rr, drr;
   mbs_muscle_pennation(m, x, NULL, &cosa, NULL);
   curve_fse(m, (lmt - x * cosa) / lst, fse);
   eq->fiber_state = x;
   eq->fiber_length = x;
+  fiber_length_balance(&c, x, &rr, &drr, &eq->fiber_velocity);
   eq->tendon_force = fse[0] * fiso;
   eq->residual = r;
   return MBS_OK;

@@ -1,10 +1,13 @@
 // Closed-form normalized muscle curves: Thelen 2003 (as OpenSim's Thelen2003Muscle computes
 // them), De Groote & Fregly 2016 (DeGrooteFregly2016Muscle), and the SIMM / Delp 1990 spline
 // tables that OpenSim's RigidTendonMuscle uses by default. Each returns value and slope.
+// Also the default tables of Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated and
+// the flat curve tables those models read from a model file.
 #include "mbs/muscle.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "mbs/function.h"
 
@@ -259,4 +262,62 @@ void mbs_delp_curve_eval(const mbs_delp_curves* c, mbs_delp_curve which, double 
   mbs_function_eval(MBS_FUNC_SIMM_SPLINE, n, t, c->coef[which], x, e);
   d[0] = e[0];
   d[1] = e[1];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tabulated curves of Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated
+// ---------------------------------------------------------------------------------------------
+
+// OpenSim's default tendon force-length table of both classes (constructProperties): F^T / F_max
+// against tendon strain, 0.227 at a strain of 1.23 %, then one spline piece up to 345 at 9.2
+static const double simm_tendon[2 * 17] = {
+    -10.0, -0.002, -0.001, 0.0, 0.00131, 0.00281, 0.00431, 0.00581, 0.00731, 0.00881, 0.0103,
+    0.0118, 0.0123, 9.2, 9.201, 9.202, 20.0,
+    0.0, 0.0, 0.0, 0.0, 0.0108, 0.0257, 0.0435, 0.0652, 0.0915, 0.123, 0.161, 0.208, 0.227,
+    345.0, 345.0, 345.0, 345.0};
+
+int mbs_simm_default_curve_points(mbs_simm_curve which, const double** x, const double** y) {
+  switch (which) {
+    case MBS_SIMM_TENDON_FORCE_LENGTH:
+      if (x) *x = simm_tendon;
+      if (y) *y = simm_tendon + 17;
+      return 17;
+    case MBS_SIMM_ACTIVE_FORCE_LENGTH:
+      return mbs_delp_curve_points(MBS_DELP_ACTIVE_FORCE_LENGTH, x, y);
+    case MBS_SIMM_PASSIVE_FORCE_LENGTH:
+      return mbs_delp_curve_points(MBS_DELP_PASSIVE_FORCE_LENGTH, x, y);
+    case MBS_SIMM_FORCE_VELOCITY: return mbs_delp_curve_points(MBS_DELP_FORCE_VELOCITY, x, y);
+    default: return 0;
+  }
+}
+
+int mbs_muscle_curve_set(mbs_muscle_curve* c, mbs_function_type type, int n, const double* x,
+                         const double* y, mbs_error* err) {
+  const char* what = "muscle curve";
+  const int points = type == MBS_FUNC_SIMM_SPLINE || type == MBS_FUNC_NATURAL_CUBIC_SPLINE ||
+                     type == MBS_FUNC_PIECEWISE_LINEAR;
+  if (!(type >= 0 && type < MBS_FUNC_COUNT) || type == MBS_FUNC_MULTIPLIER)
+    return MBS_FAIL(err, MBS_ERR_PARAMETER, what,
+                    "%s: function type %d cannot be a muscle curve (a table, a spline, a "
+                    "constant, linear, polynomial or sine function can)",
+                    what, (int)type);
+  if (points && !(n >= 2 && n <= MBS_MUSCLE_CURVE_MAX_POINTS))
+    return MBS_FAIL(err, MBS_ERR_PARAMETER, what, "%s: a table needs 2 to %d points, got %d",
+                    what, MBS_MUSCLE_CURVE_MAX_POINTS, n);
+  if (type == MBS_FUNC_POLYNOMIAL && !(n >= 1 && n <= 2 * MBS_MUSCLE_CURVE_MAX_POINTS))
+    return MBS_FAIL(err, MBS_ERR_PARAMETER, what,
+                    "%s: a polynomial needs 1 to %d coefficients, got %d", what,
+                    2 * MBS_MUSCLE_CURVE_MAX_POINTS, n);
+  if (!x || (points && !y))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, what, "%s: no values given", what);
+  memset(c, 0, sizeof *c);
+  c->type = type;
+  c->n = type == MBS_FUNC_POLYNOMIAL || points ? n : 1;
+  if (points) {
+    memcpy(c->param, x, (size_t)n * sizeof *x);
+    memcpy(c->param + n, y, (size_t)n * sizeof *y);
+  } else {
+    memcpy(c->param, x, (size_t)mbs_function_param_count(type, c->n) * sizeof *x);
+  }
+  return MBS_OK;
 }

@@ -1,5 +1,6 @@
 // Musculotendon models as pure numerical kernels: OpenSim's Thelen2003Muscle,
-// Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle and RigidTendonMuscle, without
+// Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle, RigidTendonMuscle and the two SIMM
+// models OpenSim 4 keeps as Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated, without
 // System or State. Every function is a pure function of its arguments; evaluation allocates
 // nothing and keeps no state between calls.
 //
@@ -9,7 +10,10 @@
 // Seth & Delp, J Biomech Eng 135(2):021005 (2013): C2 quintic Bezier curves and the damped
 // equilibrium; De Groote, Kinney, Rao & Fregly, Ann Biomed Eng 44:2922-2936 (2016): smooth
 // closed-form curves, tendon force as the fiber state; OpenSim's RigidTendonMuscle with its
-// default SimmSpline curves (the SIMM / Delp 1990 tables).
+// default SimmSpline curves (the SIMM / Delp 1990 tables); Schutte, Rodgers, Zajac & Glaser,
+// Scand J Rehabil Med 25:181-187 (1993) and Delp, PhD thesis, Stanford (1990), as OpenSim 4's
+// Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated compute them (tabulated curves,
+// SIMM's activation dynamics, Schutte's damped force-velocity relation, Delp's fiber mass).
 //
 // Units: lengths m, forces N, time s. Normalized fiber length l~ = l^M / l_opt, normalized
 // tendon length l~T = l^T / L_ST, normalized fiber velocity v~ = v^M / (l_opt v_max) with
@@ -24,6 +28,7 @@
 #ifndef MBS_MUSCLE_H_
 #define MBS_MUSCLE_H_
 
+#include "mbs/function.h"
 #include "mbs/status.h"
 
 #ifdef __cplusplus
@@ -79,6 +84,54 @@ typedef struct mbs_degroote2016_curve_params {
   double tendon_strain_at_one_norm_force;         // eT = 0.049: k_T = ln(6)/eT = 36.57
   int ignore_passive_fiber_force;                 // 0
 } mbs_degroote2016_curve_params;
+
+// Schutte 1993 and Delp 1990 (Schutte1993Muscle_Deprecated, Delp1990Muscle_Deprecated): the
+// curves are OpenSim Functions read from the model file, kept here as flat tables.
+#define MBS_MUSCLE_CURVE_MAX_POINTS 64
+typedef struct mbs_muscle_curve {
+  mbs_function_type type;  // SIMM_SPLINE, NATURAL_CUBIC_SPLINE, PIECEWISE_LINEAR, CONSTANT,
+                           // LINEAR, POLYNOMIAL or SINE (not MULTIPLIER)
+  int n;                   // points (splines, piecewise linear) or coefficients (polynomial)
+  double param[2 * MBS_MUSCLE_CURVE_MAX_POINTS];  // mbs_function's parameters: x[0..n-1] then
+                                                  // y[0..n-1] for splines and piecewise linear;
+                                                  // [value], [slope, intercept], n coefficients
+                                                  // or [amplitude, omega, phase, offset]
+} mbs_muscle_curve;
+
+// Fill a curve: splines and piecewise linear from n points (x, y); the other types from their
+// mbs_function parameters in x (y unused; n: polynomial coefficients, else ignored).
+// MBS_ERR_PARAMETER when the type is not allowed or n is out of [1 or 2, MAX_POINTS].
+int mbs_muscle_curve_set(mbs_muscle_curve* c, mbs_function_type type, int n, const double* x,
+                         const double* y, mbs_error* err);
+
+typedef enum mbs_simm_curve {
+  MBS_SIMM_TENDON_FORCE_LENGTH = 0,  // f_T(tendon strain e^T = l^T / L_ST - 1)
+  MBS_SIMM_ACTIVE_FORCE_LENGTH,      // f_AL(l~)
+  MBS_SIMM_PASSIVE_FORCE_LENGTH,     // f_PE(l~)
+  MBS_SIMM_FORCE_VELOCITY,           // f_V(v~), v~ in l_opt per time_scale (Delp only)
+  MBS_SIMM_CURVE_COUNT
+} mbs_simm_curve;
+
+// OpenSim's default tables (SimmSplines) of the two classes: tendon 17 points, active 21,
+// passive 13, force-velocity 42 (the last three are the Delp tables above). Returns n.
+int mbs_simm_default_curve_points(mbs_simm_curve which, const double** x, const double** y);
+
+typedef struct mbs_simm_muscle_params {
+  double time_scale;   // s (0.1): the unit of the models' normalized time; their normalized
+                       // fiber velocity v~ is v^M time_scale / l_opt
+  double activation1;  // 7.667: da/dt = (u - a)(activation1 u + activation2) / time_scale
+  double activation2;  // 1.459854: while u >= a, else (u - a) activation2 / time_scale
+  double damping;      // Schutte (0.1): fiber damping d, in F_max per unit of v~
+  double mass;         // Delp (0.00287): normalized mass at the fiber-tendon junction; the
+                       // dynamics divide by mass (l_opt / time_scale)^2 (as OpenSim)
+  int passive_force_length_curve_is_default;  // Schutte (1): the curve was not given in the
+                                              // model file, so OpenSim's Schutte uses
+                                              // f_PE = e^{8(l~-1)} / e^4 instead of the table
+  mbs_muscle_curve tendon_force_length_curve;   // x: tendon strain, y: F^T / F_max
+  mbs_muscle_curve active_force_length_curve;   // x: l~, y: f_AL
+  mbs_muscle_curve passive_force_length_curve;  // x: l~, y: f_PE
+  mbs_muscle_curve force_velocity_curve;        // Delp: x: v~ (l_opt / time_scale), y: f_V
+} mbs_simm_muscle_params;
 
 // ---------------------------------------------------------------------------------------------
 // Normalized curves: value and first derivative d[0], d[1] (Bezier curves also d[2])
@@ -201,6 +254,10 @@ typedef enum mbs_muscle_kind {
   MBS_MUSCLE_MILLARD2012,     // states a, l^M; Bezier curves; damped (fiber_damping > 0) or not
   MBS_MUSCLE_DEGROOTE2016,    // states a, normalized tendon force (explicit tendon dynamics)
   MBS_MUSCLE_RIGID_TENDON,    // RigidTendonMuscle: no state; a = excitation; Delp splines
+  MBS_MUSCLE_SCHUTTE1993,     // Schutte1993Muscle_Deprecated: states a, l^M; tabulated curves;
+                              // v^M from Schutte's damped force-velocity relation
+  MBS_MUSCLE_DELP1990,        // Delp1990Muscle_Deprecated: states a, l^M, v^M; tabulated
+                              // curves; a mass at the fiber-tendon junction
   MBS_MUSCLE_KIND_COUNT
 } mbs_muscle_kind;
 
@@ -211,18 +268,24 @@ typedef struct mbs_muscle_params {
   double tendon_slack_length;          // L_ST, m (0.2)
   double pennation_angle_at_optimal;   // alpha_opt, rad (0)
   double max_contraction_velocity;     // v_max, optimal fiber lengths per second (10)
-  double activation_time_constant;     // s: Thelen 0.015, Millard 0.010, DeGroote 0.015
-  double deactivation_time_constant;   // s: Thelen 0.050, Millard 0.040, DeGroote 0.060
-  double minimum_activation;           // Thelen, Millard 0.01; DeGroote 0
+  double activation_time_constant;     // s: Thelen 0.015, Millard 0.010, DeGroote 0.015;
+                                       // Schutte, Delp: unused (set to time_scale /
+                                       // (activation1 + activation2) = 0.01096)
+  double deactivation_time_constant;   // s: Thelen 0.050, Millard 0.040, DeGroote 0.060;
+                                       // Schutte, Delp: unused (time_scale / activation2
+                                       // = 0.0685)
+  double minimum_activation;           // Thelen, Millard 0.01; DeGroote, Schutte, Delp 0
   double maximum_pennation_angle;      // rad, acos(0.1) = 84.26 deg
   double fiber_damping;                // beta, in F_max per normalized velocity: Millard 0.1,
                                        // DeGroote 0 (Millard below 0.001 = undamped);
-                                       // Thelen and RIGID_TENDON have none (must be 0)
+                                       // Thelen, RIGID_TENDON, Schutte (its own `damping`)
+                                       // and Delp have none (must be 0)
   double activation_dynamics_smoothing;  // DeGroote's tanh steepness b (0.1)
   int ignore_tendon_compliance;        // rigid tendon: no fiber state
   mbs_thelen2003_curve_params thelen;
   mbs_millard2012_curve_params millard;
   mbs_degroote2016_curve_params degroote;
+  mbs_simm_muscle_params simm;         // Schutte 1993, Delp 1990
 } mbs_muscle_params;
 
 // OpenSim's defaults for a model kind (the curve sets of all kinds are filled).
@@ -237,6 +300,9 @@ typedef struct mbs_muscle_model {
                                        // and for Millard l_min of f_AL times l_opt, for
                                        // DeGroote 0.2 l_opt (its curves' lower bound)
   double min_fiber_length_along_tendon;  // m
+  double velocity_scale;               // m/s per unit of the normalized velocity the
+                                       // force-velocity curve takes: l_opt v_max, or
+                                       // l_opt / time_scale for Schutte and Delp
   int damped;                          // Millard: fiber_damping >= 0.001
   double thelen_e_toe, thelen_k_lin;   // Thelen tendon constants
   double degroote_kT;                  // ln(6) / eT
@@ -245,6 +311,9 @@ typedef struct mbs_muscle_model {
       mbs_bezier_curve afl, fv, fv_inv, fpe, fse;  // fv_inv: the curve f_V^-1 inverts
     } millard;
     mbs_delp_curves delp;
+    struct {
+      double coef[MBS_SIMM_CURVE_COUNT][3 * MBS_MUSCLE_CURVE_MAX_POINTS];  // spline b, c, d
+    } simm;
   } c;
 } mbs_muscle_model;
 
@@ -254,13 +323,16 @@ typedef struct mbs_muscle_model {
 // activation >= 0.01 and raises afl_minimum_value to >= 0.1 and the end slopes to >= half the
 // near-vmax slopes; the curve used for f_V^-1 always has end slopes of half the near-vmax
 // slopes (so with the default end slopes the undamped f_V^-1 is the exact inverse of its f_V).
-// Thelen needs minimum_activation >= 0.01.
+// Thelen needs minimum_activation >= 0.01. Schutte and Delp need time_scale > 0, activation1
+// >= 0, activation2 > 0, Schutte damping > 0, Delp mass > 0, an elastic tendon, and valid
+// curves (their spline coefficients are computed here; the messages name the curve).
 int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* p, const char* name,
                        mbs_error* err);
 
-// Number of state variables: activation (1, none for RIGID_TENDON) then the fiber state (1:
-// fiber length, m, for Thelen and Millard; normalized tendon force for DeGroote; none with a
-// rigid tendon).
+// Number of state variables: activation (1, none for RIGID_TENDON) then the fiber states;
+// *has_fiber is their number: 1 (fiber length, m, for Thelen, Millard and Schutte; normalized
+// tendon force for DeGroote), 2 for Delp (fiber length, m, then fiber velocity, m/s), none
+// with a rigid tendon.
 int mbs_muscle_state_count(const mbs_muscle_model* m, int* has_activation, int* has_fiber);
 
 // Pennation at constant width h = l_opt sin(alpha_opt): sin(alpha) = min(h / l^M,
@@ -273,7 +345,9 @@ void mbs_muscle_pennation(const mbs_muscle_model* m, double fiber_length, double
 // da/dt at excitation u and activation a. Thelen, Millard: (u - a)/tau with a and u clamped
 // to [a_min, 1], tau = t_act (0.5 + 1.5 a) if u > a, else t_deact / (0.5 + 1.5 a). DeGroote:
 // f = tanh(b (u - a))/2, z = 0.5 + 1.5 a, da/dt = [(f + 1/2)/(t_act z) + (1/2 - f) z/t_deact]
-// (u - a). RIGID_TENDON: 0 (its activation is the excitation).
+// (u - a). RIGID_TENDON: 0 (its activation is the excitation). Schutte and Delp (SIMM's
+// activation dynamics, unclamped as in OpenSim): (u - a)(activation1 u + activation2) /
+// time_scale if u >= a, else (u - a) activation2 / time_scale.
 double mbs_muscle_activation_derivative(const mbs_muscle_model* m, double excitation,
                                         double activation);
 
@@ -295,10 +369,13 @@ typedef struct mbs_muscle_output {
   double fiber_force_along_tendon;         // fiber_force cos(alpha), N
   double tendon_force, normalized_tendon_force;  // N, / F_max
   double muscle_power;                     // -F^T V^MT, W (OpenSim getMusclePower)
-  double fiber_state_derivative;           // dl^M/dt (Thelen, Millard), d(F^T/F_max)/dt
-                                           // (DeGroote), 0 with a rigid tendon
+  double fiber_state_derivative;           // dl^M/dt (Thelen, Millard, Schutte, Delp),
+                                           // d(F^T/F_max)/dt (DeGroote), 0 with a rigid tendon
+  double fiber_acceleration;               // Delp: dv^M/dt, m/s^2 (its second fiber state's
+                                           // derivative); 0 for the other kinds
   int clamped;                             // fiber at its minimum length and shortening: its
-                                           // velocity and fiber forces are zero (OpenSim)
+                                           // velocity and fiber forces are zero (OpenSim);
+                                           // never for Delp, whose velocity is a state
 } mbs_muscle_output;
 
 // Evaluate the musculotendon of path length lmt (m) and lengthening speed vmt (m/s) at
@@ -308,15 +385,36 @@ typedef struct mbs_muscle_output {
 // in a bracket; undamped: as Thelen with its Bezier f_V^-1. DeGroote: the same equilibrium
 // gives v (closed form when beta = 0, Newton otherwise), then d f_T/dt = f_T'(l~T) v^T / L_ST.
 // Rigid tendon: l^M from the path, v^M = V^MT cos(alpha), fiber force kept >= 0.
+// Schutte: with F = max(f_T/cos(alpha) - f_PE, 0) and A = a max(f_AL, 0), v~ solves
+// A g(v~) + d v~ = F, g(v~) = k_v (1 + v~)/(k_v - v~) shortening (v~ < 0, from F < A) and
+// (1.4 v~ + s)/(v~ + s) lengthening, k_v = 0.15, s = 0.13 k_v/(1 + k_v): a quadratic in v~
+// (OpenSim's calcFiberVelocity); when cos(alpha) = 0 (alpha_max = pi/2 only) v^M = V^MT times
+// the cosine at the fiber a slack tendon leaves, or 0 with no tendon force.
+// Delp: v^M is a state; with F~ = a f_AL f_V(v~) + f_PE and m~ = mass (l_opt/time_scale)^2,
+// d v~/dt~ = (f_T cos(alpha) - F~ cos^2(alpha))/m~ + v~^2 tan^2(alpha)/l~ (the junction mass
+// moving along the tendon at constant width), t~ = t / time_scale. Schutte and Delp take f_T
+// at the tendon strain (0 below zero strain) and clamp f_AL at 0 (Schutte) as OpenSim does.
 // Fails with MBS_ERR_ARGUMENT for non-finite inputs and MBS_ERR_NAN where the model is
 // singular (DeGroote: no fiber length along the tendon, or a f_AL = 0 without damping).
+// Delp has two fiber states: use mbs_muscle_eval_states (mbs_muscle_eval fails with
+// MBS_ERR_ARGUMENT for it).
 int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
                     double fiber_state, mbs_muscle_output* out, mbs_error* err);
+// The same with the fiber states as an array of mbs_muscle_state_count's *has_fiber numbers
+// (may be NULL without fiber states).
+int mbs_muscle_eval_states(const mbs_muscle_model* m, double lmt, double vmt, double activation,
+                           const double* fiber_states, mbs_muscle_output* out, mbs_error* err);
+
+// A Schutte or Delp model's curve as prepared: the table's function (no clamping) at x.
+void mbs_simm_muscle_curve_eval(const mbs_muscle_model* m, mbs_simm_curve which, double x,
+                                double d[2]);
 
 typedef struct mbs_muscle_equilibrium {
   double fiber_state;       // the initial fiber state (fiber length, or normalized tendon
                             // force); NaN with a rigid tendon
   double fiber_length;      // m
+  double fiber_velocity;    // m/s, the fiber's velocity the solution assumes (Delp's initial
+                            // second fiber state; 0 when vmt = 0)
   double tendon_force;      // N
   double residual;          // fiber force along the tendon - tendon force at the solution, N
   int iterations;
@@ -332,12 +430,13 @@ typedef struct mbs_muscle_equilibrium {
 
 // Equilibrium initialization: the fiber length (normalized tendon force for DeGroote) at which
 // fiber force along the tendon equals tendon force, at activation a, path length lmt and
-// lengthening speed vmt. Static when vmt = 0 (fiber velocity 0); otherwise Thelen and Millard
-// share vmt between fiber and tendon by their stiffnesses (OpenSim's heuristic; a fiber of
-// negative stiffness takes all of it) and DeGroote gives it all to the fiber (zero tendon
-// force rate). Newton's method kept inside a bracket (bisection when a step leaves it or
-// stalls) until |residual| <= tol (N; tol <= 0: 1e-8 F_max). The lower-bound and slack cases
-// return MBS_OK with their flag set. MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY
+// lengthening speed vmt. Static when vmt = 0 (fiber velocity 0); otherwise Thelen, Millard,
+// Schutte and Delp share vmt between fiber and tendon by their stiffnesses (OpenSim's heuristic;
+// a fiber of negative stiffness takes all of it) and DeGroote gives it all to the fiber (zero
+// tendon force rate). Schutte and Delp at vmt = 0 solve OpenSim's computeIsometricForce
+// equation (a f_AL + f_PE) cos(alpha) = f_T(strain). Newton's method kept inside a bracket
+// (bisection when a step leaves it or stalls) until |residual| <= tol (N; tol <= 0: 1e-8
+// F_max). The lower-bound and slack cases return MBS_OK with their flag set. MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY
 // when there is no equilibrium or the iteration fails, with activation, length and speed in
 // the message. With a rigid tendon: the fiber the path fixes (no iteration).
 int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, double lmt,

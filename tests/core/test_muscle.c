@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbs/function.h"
 #include "mbs/muscle.h"
 #include "mbs_test.h"
 
@@ -1097,6 +1098,634 @@ static void test_eval_physics(void) {
   EXPECT_TRUE(mbs_muscle_equilibrium_solve(&mi, NAN, 0.3, 0, 0, &eq, &err) == MBS_ERR_ARGUMENT);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated
+// ---------------------------------------------------------------------------------------------
+
+// OpenSim's default tables of both classes (their constructProperties / setupProperties), x
+// then y
+static const double os_tendon[2 * 17] = {
+    -10.0, -0.002, -0.001, 0.0, 0.00131, 0.00281, 0.00431, 0.00581, 0.00731, 0.00881, 0.0103,
+    0.0118, 0.0123, 9.2, 9.201, 9.202, 20.0,
+    0.0, 0.0, 0.0, 0.0, 0.0108, 0.0257, 0.0435, 0.0652, 0.0915, 0.123, 0.161, 0.208, 0.227,
+    345.0, 345.0, 345.0, 345.0};
+static const double os_active[2 * 21] = {
+    -5.307692, -4.307692, -1.923077, -0.884615, -0.269231, 0.230769, 0.461538, 0.52725, 0.62875,
+    0.71875, 0.86125, 1.045, 1.2175, 1.43875, 1.5, 1.615385, 2.0, 2.961538, 3.692308, 5.461538,
+    9.901902,
+    0.012188, 0.021899, 0.036466, 0.052493, 0.075312, 0.114158, 0.157859, 0.226667, 0.636667,
+    0.856667, 0.95, 0.993333, 0.77, 0.246667, 0.193821, 0.133252, 0.072683, 0.044417, 0.036341,
+    0.021899, 0.007332};
+static const double os_passive[2 * 13] = {
+    -5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.601, 1.602, 5.0,
+    0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0};
+static const double os_fv[2 * 42] = {
+    -1.001, -1.0, -0.95, -0.9, -0.85, -0.8, -0.75, -0.7, -0.65, -0.6, -0.55, -0.5, -0.45, -0.4,
+    -0.35, -0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35,
+    0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0,
+    0.0, 0.0, 0.010417, 0.021739, 0.034091, 0.047619, 0.0625, 0.078947, 0.097222, 0.117647,
+    0.140625, 0.166667, 0.196429, 0.230769, 0.270833, 0.318182, 0.375, 0.444444, 0.53125,
+    0.642857, 0.791667, 1.0, 1.482014, 1.601571, 1.655791, 1.686739, 1.706751, 1.720753,
+    1.731099, 1.739055, 1.745365, 1.75049, 1.754736, 1.758312, 1.761364, 1.763999, 1.766298,
+    1.768321, 1.770115, 1.771717, 1.773155, 1.774455};
+
+// The NaturalCubicSpline curves every Schutte1993Muscle of BothLegs22.osim (OpenSim 2.2 format)
+// carries, x then y
+static const double bl_tendon[2 * 17] = {
+    -10.0, -0.002, -0.001, 0.0, 0.00131, 0.00281, 0.00431, 0.00581, 0.00731, 0.00881, 0.0103,
+    0.0118, 0.0123, 9.2, 9.201, 9.202, 20.0,
+    0.0, 0.0, 0.0, 0.0, 0.0108, 0.0257, 0.0435, 0.0652, 0.0915, 0.123, 0.161, 0.208, 0.227,
+    345.0, 345.0, 345.0, 345.0};
+static const double bl_active[2 * 17] = {
+    -5.0, 0.0, 0.401, 0.402, 0.4035, 0.52725, 0.62875, 0.71875, 0.86125, 1.045, 1.2175, 1.43875,
+    1.61875, 1.62, 1.621, 2.2, 5.0,
+    0.0, 0.0, 0.0, 0.0, 0.0, 0.226667, 0.636667, 0.856667, 0.95, 0.993333, 0.77, 0.246667, 0.0,
+    0.0, 0.0, 0.0, 0.0};
+static const double bl_passive[2 * 13] = {
+    -5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.601, 1.602, 5.0,
+    0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0};
+
+// A muscle of BothLegs22.osim: its properties (all with time_scale 0.1, activation1 7.667,
+// activation2 1.459854, damping 0.1)
+typedef struct simm_case {
+  const char* label;
+  mbs_muscle_kind kind;
+  double fmax, lopt, lst, alpha;
+  int curves;  // 0: OpenSim's default tables (Schutte: exponential passive curve), 1: BothLegs22
+} simm_case;
+static const simm_case simm_cases[] = {
+    {"Schutte GMED1", MBS_MUSCLE_SCHUTTE1993, 546, 0.0535, 0.078, 0.13962634016, 1},
+    {"Schutte SOL", MBS_MUSCLE_SCHUTTE1993, 2839, 0.03, 0.268, 0.436332312999, 1},
+    {"Schutte MEDGAS defaults", MBS_MUSCLE_SCHUTTE1993, 1113, 0.045, 0.408, 0.296705972839, 0},
+    {"Delp GMED1", MBS_MUSCLE_DELP1990, 546, 0.0535, 0.078, 0.13962634016, 1},
+    {"Delp SOL defaults", MBS_MUSCLE_DELP1990, 2839, 0.03, 0.268, 0.436332312999, 0},
+};
+#define NSIMM ((int)(sizeof simm_cases / sizeof simm_cases[0]))
+
+// the test's own copy of a case's curves: mbs_function splines through the tables above
+typedef struct simm_ref {
+  mbs_function_type type;
+  const double* tab[4];  // tendon, active, passive, force-velocity
+  int n[4];
+  double coef[4][3 * 42];
+  int exp_passive;       // Schutte with the default passive curve: e^{8(l-1)}/e^4
+} simm_ref;
+
+static void simm_case_params(const simm_case* sc, mbs_muscle_params* p, simm_ref* r) {
+  mbs_muscle_params_default(p, sc->kind);
+  p->max_isometric_force = sc->fmax;
+  p->optimal_fiber_length = sc->lopt;
+  p->tendon_slack_length = sc->lst;
+  p->pennation_angle_at_optimal = sc->alpha;
+  memset(r, 0, sizeof *r);
+  if (sc->curves) {
+    mbs_error err;
+    EXPECT_OK(mbs_muscle_curve_set(&p->simm.tendon_force_length_curve,
+                                   MBS_FUNC_NATURAL_CUBIC_SPLINE, 17, bl_tendon, bl_tendon + 17,
+                                   &err));
+    EXPECT_OK(mbs_muscle_curve_set(&p->simm.active_force_length_curve,
+                                   MBS_FUNC_NATURAL_CUBIC_SPLINE, 17, bl_active, bl_active + 17,
+                                   &err));
+    EXPECT_OK(mbs_muscle_curve_set(&p->simm.passive_force_length_curve,
+                                   MBS_FUNC_NATURAL_CUBIC_SPLINE, 13, bl_passive,
+                                   bl_passive + 13, &err));
+    p->simm.passive_force_length_curve_is_default = 0;  // given in the file
+    r->type = MBS_FUNC_NATURAL_CUBIC_SPLINE;
+    r->tab[0] = bl_tendon, r->n[0] = 17;
+    r->tab[1] = bl_active, r->n[1] = 17;
+    r->tab[2] = bl_passive, r->n[2] = 13;
+  } else {
+    r->type = MBS_FUNC_SIMM_SPLINE;
+    r->tab[0] = os_tendon, r->n[0] = 17;
+    r->tab[1] = os_active, r->n[1] = 21;
+    r->tab[2] = os_passive, r->n[2] = 13;
+    r->exp_passive = sc->kind == MBS_MUSCLE_SCHUTTE1993;
+  }
+  r->tab[3] = os_fv, r->n[3] = 42;  // (Delp's; the BothLegs22 muscles are Schutte's)
+  for (int k = 0; k < 4; k++) {
+    mbs_error err;
+    EXPECT_OK(mbs_function_prepare(k == 3 ? MBS_FUNC_SIMM_SPLINE : r->type, r->n[k], r->tab[k],
+                                   r->coef[k], &err, "test curve"));
+  }
+}
+
+static double ref_curve(const simm_ref* r, int k, double x) {
+  double d[3];
+  mbs_function_eval(k == 3 ? MBS_FUNC_SIMM_SPLINE : r->type, r->n[k], r->tab[k], r->coef[k], x, d);
+  return d[0];
+}
+// f_T at tendon strain e (none below 0), f_AL (Schutte: >= 0), f_PE, f_V
+static double ref_simm_ft(const simm_ref* r, double e) { return e < 0 ? 0 : ref_curve(r, 0, e); }
+static double ref_simm_fal(const simm_ref* r, mbs_muscle_kind k, double l) {
+  const double f = ref_curve(r, 1, l);
+  return k == MBS_MUSCLE_SCHUTTE1993 && f < 0 ? 0 : f;
+}
+static double ref_simm_fpe(const simm_ref* r, double l) {
+  return r->exp_passive ? exp(8.0 * (l - 1)) / exp(4.0) : ref_curve(r, 2, l);
+}
+// Schutte's force-velocity multiplier (Hill's hyperbola shortening, its lengthening branch)
+static double ref_schutte_g(double v) {
+  const double kv = 0.15, s = 0.13 * kv / (kv + 1);
+  return v < 0 ? (1 + v) / (1 - v / kv) : (1.4 * v + s) / (v + s);
+}
+// OpenSim's calcFiberVelocity, term by term (F: velocity-dependent force, A = a f_AL, d)
+static double ref_schutte_velocity(double A, double F, double d) {
+  const double kv = 0.15, slope_k = 0.13, fmax = 1.4;
+  if (F < -d) return F / d;
+  if (F < A) {
+    const double c = kv * (F - A) / d, b = -kv * (F / kv + A + d) / d;
+    return (-b - sqrt(b * b - 4 * c)) / 2.0;
+  }
+  const double c = -(slope_k * kv / (d * (kv + 1))) * (F - A);
+  const double b = -(F / d - fmax * A / d - slope_k * kv / (kv + 1));
+  return (-b + sqrt(b * b - 4 * c)) / 2.0;
+}
+
+static int make_simm(const simm_case* sc, mbs_muscle_model* m, simm_ref* r) {
+  mbs_muscle_params p;
+  simm_case_params(sc, &p, r);
+  mbs_error err;
+  const int rc = mbs_muscle_prepare(m, &p, sc->label, &err);
+  if (rc) fprintf(stderr, "prepare %s: %s\n", sc->label, err.message);
+  return rc;
+}
+
+static int simm_eval(const mbs_muscle_model* m, double lmt, double vmt, double a, double l,
+                     double v, mbs_muscle_output* o) {
+  const double s[2] = {l, v};
+  mbs_error err;
+  const int rc = mbs_muscle_eval_states(m, lmt, vmt, a, s, o, &err);
+  if (rc) fprintf(stderr, "eval: %s\n", err.message);
+  return rc;
+}
+
+static void test_simm_curves(void) {
+  // the default tables are OpenSim's
+  const double* tabs[4] = {os_tendon, os_active, os_passive, os_fv};
+  const int ns[4] = {17, 21, 13, 42};
+  maxerr tab = {0, 0};
+  for (int k = 0; k < MBS_SIMM_CURVE_COUNT; k++) {
+    const double *x, *y;
+    const int n = mbs_simm_default_curve_points((mbs_simm_curve)k, &x, &y);
+    EXPECT_EQ_INT(n, ns[k]);
+    for (int i = 0; i < n && n == ns[k]; i++) {
+      track(&tab, x[i], tabs[k][i], k);
+      track(&tab, y[i], tabs[k][n + i], k);
+    }
+  }
+  EXPECT_MAXERR(tab, 0, "default Schutte/Delp tables against OpenSim's");
+
+  // every prepared curve passes through its table's points (SimmSplines and natural cubic
+  // splines) and has the slope of its central differences between them
+  maxerr knots = {0, 0}, slope = {0, 0};
+  for (int c = 0; c < NSIMM; c++) {
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(&simm_cases[c], &m, &r)) {
+      EXPECT_TRUE(0);
+      continue;
+    }
+    for (int k = 0; k < 4; k++) {
+      if (k == 3 && m.p.kind != MBS_MUSCLE_DELP1990) continue;
+      const int n = r.n[k];
+      const double *x = r.tab[k], *y = r.tab[k] + n;
+      for (int i = 0; i < n; i++) {
+        double d[2], dp[2], dm[2];
+        mbs_simm_muscle_curve_eval(&m, (mbs_simm_curve)k, x[i], d);
+        track(&knots, d[0], y[i], x[i]);
+        if (i + 1 < n) {
+          const double xm = 0.5 * (x[i] + x[i + 1]), h = 1e-6 * (x[i + 1] - x[i]);
+          mbs_simm_muscle_curve_eval(&m, (mbs_simm_curve)k, xm, d);
+          mbs_simm_muscle_curve_eval(&m, (mbs_simm_curve)k, xm + h, dp);
+          mbs_simm_muscle_curve_eval(&m, (mbs_simm_curve)k, xm - h, dm);
+          track(&slope, d[1] * (x[i + 1] - x[i]), (dp[0] - dm[0]) / (2 * h) * (x[i + 1] - x[i]),
+                xm);
+        }
+      }
+    }
+  }
+  EXPECT_MAXERR(knots, 1e-12, "Schutte/Delp curves through their tables");
+  EXPECT_MAXERR(slope, 1e-6, "Schutte/Delp curve slopes against central differences");
+
+  // the model's multipliers: f_T at the tendon strain (0 when slack), Schutte's f_AL kept >= 0,
+  // its passive exponential when the file gives no passive curve
+  maxerr mult = {0, 0};
+  for (int c = 0; c < NSIMM; c++) {
+    const simm_case* sc = &simm_cases[c];
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(sc, &m, &r)) continue;
+    const double h = sc->lopt * sin(sc->alpha);
+    for (int i = 0; i <= 200; i++) {
+      const double ln = 0.45 + 1.35 * i / 200.0, e = -0.01 + 0.05 * i / 200.0;
+      const double lm = ln * sc->lopt, ca = ref_cos_pennation(h, lm);  // (above l_min)
+      mbs_muscle_output o;
+      if (simm_eval(&m, lm * ca + sc->lst * (1 + e), 0, 0.5, lm, 0, &o)) continue;
+      track(&mult, o.tendon_strain, e, e);
+      track(&mult, o.normalized_tendon_force, ref_simm_ft(&r, e), e);
+      track(&mult, o.active_force_length_multiplier, ref_simm_fal(&r, sc->kind, ln), ln);
+      track(&mult, o.passive_force_multiplier, ref_simm_fpe(&r, ln), ln);
+    }
+  }
+  EXPECT_MAXERR(mult, 1e-12, "Schutte/Delp multipliers from their curves");
+  mbs_muscle_model m;
+  simm_ref r;
+  EXPECT_OK(make_simm(&simm_cases[2], &m, &r));
+  mbs_muscle_output o;
+  EXPECT_OK(simm_eval(&m, 0.5, 0, 0.5, 1.5 * 0.045, 0, &o));
+  EXPECT_NEAR(o.passive_force_multiplier, 1.0, 1e-14);  // e^{8 (1.5 - 1)}/e^4
+
+  // other OpenSim functions as curves: a piecewise linear table and a constant
+  mbs_muscle_params p;
+  mbs_error err;
+  mbs_muscle_params_default(&p, MBS_MUSCLE_DELP1990);
+  const double px[3] = {0, 1, 2}, py[3] = {0, 1, 3}, cval = 0.5;
+  EXPECT_OK(mbs_muscle_curve_set(&p.simm.passive_force_length_curve,
+                                 MBS_FUNC_PIECEWISE_LINEAR, 3, px, py, &err));
+  EXPECT_OK(mbs_muscle_curve_set(&p.simm.force_velocity_curve, MBS_FUNC_CONSTANT, 1, &cval, NULL,
+                                 &err));
+  EXPECT_OK(mbs_muscle_prepare(&m, &p, "piecewise", &err));
+  double d[2];
+  mbs_simm_muscle_curve_eval(&m, MBS_SIMM_PASSIVE_FORCE_LENGTH, 1.5, d);
+  EXPECT_NEAR(d[0], 2.0, 1e-15);
+  EXPECT_NEAR(d[1], 2.0, 1e-15);
+  mbs_simm_muscle_curve_eval(&m, MBS_SIMM_FORCE_VELOCITY, -0.3, d);
+  EXPECT_NEAR(d[0], 0.5, 1e-15);
+  EXPECT_TRUE(mbs_muscle_curve_set(&p.simm.force_velocity_curve, MBS_FUNC_SIMM_SPLINE, 65, os_fv,
+                                   os_fv, &err) == MBS_ERR_PARAMETER);
+}
+
+// SIMM's activation dynamics at sampled points, from the equation in Schutte1993Muscle_Deprecated
+// and Delp1990Muscle_Deprecated (computeActuation)
+static void test_simm_activation(void) {
+  const double sets[3][3] = {{0.1, 7.667, 1.459854},   // OpenSim's defaults, BothLegs22
+                             {0.1, 0.01, 0.04},        // wrist.osim (OpenSim 1.9 file)
+                             {0.05, 3.0, 2.0}};
+  maxerr e = {0, 0};
+  for (int kind = 0; kind < 2; kind++)
+    for (int s = 0; s < 3; s++) {
+      mbs_muscle_params p;
+      mbs_muscle_params_default(&p, kind ? MBS_MUSCLE_DELP1990 : MBS_MUSCLE_SCHUTTE1993);
+      p.simm.time_scale = sets[s][0];
+      p.simm.activation1 = sets[s][1];
+      p.simm.activation2 = sets[s][2];
+      mbs_muscle_model m;
+      mbs_error err;
+      EXPECT_OK(mbs_muscle_prepare(&m, &p, "activation", &err));
+      for (int iu = 0; iu <= 20; iu++)
+        for (int ia = 0; ia <= 20; ia++) {
+          const double u = iu / 20.0, a = ia / 20.0;
+          const double ref = u >= a ? (u - a) * (sets[s][1] * u + sets[s][2]) / sets[s][0]
+                                    : (u - a) * sets[s][2] / sets[s][0];
+          track(&e, mbs_muscle_activation_derivative(&m, u, a), ref, u + 10 * a);
+        }
+    }
+  EXPECT_MAXERR(e, 1e-14, "SIMM activation dynamics against its equation");
+  // OpenSim's defaults: rise at full excitation with rate (7.667 + 1.459854)/0.1 = 91.3/s at a
+  // = 0, fall with 1.459854/0.1 = 14.6/s
+  mbs_muscle_params p;
+  mbs_muscle_model m;
+  mbs_error err;
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  EXPECT_OK(mbs_muscle_prepare(&m, &p, "activation", &err));
+  EXPECT_NEAR(mbs_muscle_activation_derivative(&m, 1, 0), 91.26854, 1e-12);
+  EXPECT_NEAR(mbs_muscle_activation_derivative(&m, 0, 1), -14.59854, 1e-12);
+}
+
+// Schutte: the kernel's fiber velocity solves the model's force balance
+// A g(v~) + d v~ = max(f_T/cos(alpha) - f_PE, 0), A = a max(f_AL, 0), and is OpenSim's root
+static void test_schutte_velocity(void) {
+  maxerr bal = {0, 0}, root = {0, 0}, rel = {0, 0};
+  int count = 0, shortening = 0, lengthening = 0, bad_sign = 0;
+  for (int c = 0; c < NSIMM; c++) {
+    const simm_case* sc = &simm_cases[c];
+    if (sc->kind != MBS_MUSCLE_SCHUTTE1993) continue;
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(sc, &m, &r)) continue;
+    const double h = sc->lopt * sin(sc->alpha), d = 0.1, vs = sc->lopt / 0.1;
+    const double acts[5] = {0, 0.02, 0.3, 0.7, 1};
+    for (int ia = 0; ia < 5; ia++)
+      for (int il = 0; il <= 40; il++)
+        for (int ie = 0; ie <= 30; ie++) {
+          const double a = acts[ia], ln = 0.45 + 1.2 * il / 40.0, e = -0.005 + 0.04 * ie / 30.0;
+          const double lm = ln * sc->lopt, ca = ref_cos_pennation(h, lm);
+          const double lmt = lm * ca + sc->lst * (1 + e), vmt = 0.3 * (ie % 3 - 1);
+          mbs_muscle_output o;
+          if (simm_eval(&m, lmt, vmt, a, lm, 0, &o)) {
+            EXPECT_TRUE(0);
+            continue;
+          }
+          count++;
+          const double A = a * ref_simm_fal(&r, sc->kind, ln);
+          const double F = fmax(ref_simm_ft(&r, e) / ca - ref_simm_fpe(&r, ln), 0);
+          const double v = o.fiber_velocity / vs;  // l_opt per time_scale
+          track(&bal, A * ref_schutte_g(v) + d * v, F, ln + 10 * e);
+          track(&root, v, ref_schutte_velocity(A, F, d), ln + 10 * e);
+          if (F < A) {
+            shortening++;
+            if (!(v < 0 && v > -1)) bad_sign++;
+          } else {
+            lengthening++;
+            if (!(v >= 0)) bad_sign++;
+          }
+          // the outputs' relations: dl/dt, forces, pennation rate, speeds, power
+          track(&rel, o.fiber_state_derivative, o.fiber_velocity, 0);
+          track(&rel, o.normalized_fiber_velocity, o.fiber_velocity / (10 * sc->lopt), 1);
+          track(&rel, o.force_velocity_multiplier, ref_schutte_g(v), 2);
+          track(&rel, o.active_fiber_force / sc->fmax, A * ref_schutte_g(v), 3);
+          track(&rel, o.damping_fiber_force / sc->fmax, d * v, 4);
+          track(&rel, o.passive_fiber_force / sc->fmax, ref_simm_fpe(&r, ln), 5);
+          track(&rel, o.tendon_force / sc->fmax, ref_simm_ft(&r, e), 6);
+          if (F > 0)  // a fiber in balance with its tendon
+            track(&rel, o.fiber_force_along_tendon / sc->fmax, ref_simm_ft(&r, e), 7);
+          const double hh = 1e-7 * lm;
+          const double L_p = (lm + hh) * ref_cos_pennation(h, lm + hh);
+          const double L_m = (lm - hh) * ref_cos_pennation(h, lm - hh);
+          track(&rel, o.fiber_velocity_along_tendon, (L_p - L_m) / (2 * hh) * o.fiber_velocity,
+                8);
+          track(&rel, o.pennation_angular_velocity,
+                -tan(o.pennation_angle) / lm * o.fiber_velocity, 9);
+          track(&rel, o.tendon_velocity, vmt - o.fiber_velocity_along_tendon, 10);
+          track(&rel, o.muscle_power, -o.tendon_force * vmt, 11);
+          track(&rel, o.fiber_acceleration, 0, 12);
+        }
+  }
+  EXPECT_MAXERR(bal, 1e-11, "Schutte: A g(v) + d v = max(f_T/cos - f_PE, 0)");
+  EXPECT_MAXERR(root, 1e-9, "Schutte: OpenSim's calcFiberVelocity root");
+  EXPECT_MAXERR(rel, 1e-6, "Schutte: output relations");
+  EXPECT_EQ_INT(bad_sign, 0);
+  EXPECT_TRUE(shortening > count / 10 && lengthening > count / 10);
+}
+
+// Delp: the kernel's fiber acceleration is the junction mass's equation of motion
+static void test_delp_acceleration(void) {
+  maxerr acc = {0, 0}, rel = {0, 0};
+  for (int c = 0; c < NSIMM; c++) {
+    const simm_case* sc = &simm_cases[c];
+    if (sc->kind != MBS_MUSCLE_DELP1990) continue;
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(sc, &m, &r)) continue;
+    const double h = sc->lopt * sin(sc->alpha), ts = 0.1, vs = sc->lopt / ts;
+    const double mass = 0.00287 * vs * vs;  // normalized, as OpenSim
+    for (int ia = 0; ia <= 4; ia++)
+      for (int il = 0; il <= 30; il++)
+        for (int iv = 0; iv <= 10; iv++) {
+          const double a = ia / 4.0, ln = 0.45 + 1.2 * il / 30.0, e = 0.002 + 0.001 * (il % 25);
+          const double vn = -1.2 + 2.4 * iv / 10.0;  // l_opt per time_scale
+          const double lm = ln * sc->lopt, ca = ref_cos_pennation(h, lm), ta = sqrt(1 - ca * ca) / ca;
+          const double lmt = lm * ca + sc->lst * (1 + e);
+          mbs_muscle_output o;
+          if (simm_eval(&m, lmt, 0.1, a, lm, vn * vs, &o)) {
+            EXPECT_TRUE(0);
+            continue;
+          }
+          const double fm = a * ref_simm_fal(&r, sc->kind, ln) * ref_curve(&r, 3, vn) +
+                            ref_simm_fpe(&r, ln);
+          const double an = (ref_simm_ft(&r, e) * ca - fm * ca * ca) / mass + vn * vn * ta * ta / ln;
+          track(&acc, o.fiber_acceleration, an * sc->lopt / (ts * ts), ln + 10 * vn);
+          track(&rel, o.fiber_state_derivative, vn * vs, 0);
+          track(&rel, o.fiber_velocity, vn * vs, 1);
+          track(&rel, o.fiber_force / sc->fmax, fm, 2);
+          track(&rel, o.tendon_force / sc->fmax, ref_simm_ft(&r, e), 3);
+          track(&rel, o.damping_fiber_force, 0, 4);
+          track(&rel, o.force_velocity_multiplier, ref_curve(&r, 3, vn), 5);
+          EXPECT_TRUE(o.clamped == 0);
+        }
+  }
+  EXPECT_MAXERR(acc, 1e-10, "Delp: fiber acceleration of the junction mass");
+  EXPECT_MAXERR(rel, 1e-12, "Delp: output relations");
+}
+
+// equilibrium initialization over a grid of activations and path lengths: the static balance
+// (a f_AL + f_PE) cos(alpha) = f_T(strain) from the test's curves, and a fiber that stays still;
+// with path speed: the balance at the fiber velocity the solution reports
+static void test_simm_equilibrium(void) {
+  const double acts[6] = {0, 0.01, 0.05, 0.25, 0.5, 1};
+  const double speeds[3] = {0, -0.05, 0.05};
+  for (int c = 0; c < NSIMM; c++) {
+    const simm_case* sc = &simm_cases[c];
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(sc, &m, &r)) continue;
+    const int delp = sc->kind == MBS_MUSCLE_DELP1990;
+    const double h = sc->lopt * sin(sc->alpha), vs = sc->lopt / 0.1, tol = 1e-8 * sc->fmax;
+    double worst = 0, worst_dyn = 0, still = 0;
+    int fails = 0, bound = 0, bad_bound = 0, slack = 0, count = 0;
+    for (int ia = 0; ia < 6; ia++)
+      for (int il = 0; il <= 60; il++)
+        for (int iv = 0; iv < 3; iv++) {
+          const double a = acts[ia], vmt = speeds[iv];
+          // from a slack tendon with a short fiber to fibers of 1.8 l_opt on a strained tendon
+          const double lmt = sc->lst + sc->lopt * (0.3 + 1.6 * il / 60.0);
+          mbs_muscle_equilibrium eq;
+          mbs_error err;
+          count++;
+          if (mbs_muscle_equilibrium_solve(&m, a, lmt, vmt, 0, &eq, &err)) {
+            if (fails++ < 3) fprintf(stderr, "%s: %s\n", sc->label, err.message);
+            continue;
+          }
+          const double lm = eq.fiber_length, ln = lm / sc->lopt, ca = ref_cos_pennation(h, lm);
+          const double e = (lmt - lm * ca) / sc->lst - 1;
+          if (eq.tendon_slack) {  // the fiber pushes (damping, or a passive curve below 0)
+            slack++;
+            if (!(eq.residual < 0 && fabs(eq.tendon_force) <= 1e-12 * sc->fmax)) bad_bound++;
+            continue;
+          }
+          if (eq.at_lower_bound) {  // even the shortest fiber outpulls the tendon
+            bound++;
+            const double rmin = (a * ref_simm_fal(&r, sc->kind, ln) + ref_simm_fpe(&r, ln)) * ca -
+                                ref_simm_ft(&r, e);
+            if (!(lm == m.min_fiber_length && (vmt != 0 || rmin > 0))) bad_bound++;
+            continue;
+          }
+          const double vn = eq.fiber_velocity / vs;
+          const double fv = delp ? ref_curve(&r, 3, vn) : ref_schutte_g(vn);
+          const double fm = a * ref_simm_fal(&r, sc->kind, ln) * fv + ref_simm_fpe(&r, ln) +
+                            (delp ? 0 : 0.1 * vn);
+          const double res = sc->fmax * (fm * ca - ref_simm_ft(&r, e));
+          if (vmt == 0) {
+            worst = fmax(worst, fabs(res));
+            EXPECT_TRUE(eq.fiber_velocity == 0);
+            // the dynamics leave it there
+            mbs_muscle_output o;
+            if (simm_eval(&m, lmt, 0, a, eq.fiber_state, eq.fiber_velocity, &o)) {
+              fails++;
+              continue;
+            }
+            // the force its motion stands for: Delp's junction mass times its acceleration,
+            // Schutte's damping force along the tendon (either is the residual)
+            still = fmax(still, delp ? fabs(o.fiber_acceleration) * 0.01 / sc->lopt * 0.00287 *
+                                           vs * vs * sc->fmax
+                                     : fabs(o.fiber_velocity / vs) * 0.1 * ca * sc->fmax);
+          } else {
+            worst_dyn = fmax(worst_dyn, fabs(res));
+          }
+        }
+    if (getenv("MUSCLE_VERBOSE") || fails || bad_bound || worst > 1.01 * tol ||
+        worst_dyn > 1.01 * tol || still > 1.01 * tol)
+      fprintf(stderr,
+              "%s: %d of %d failed, %d at the lower bound (%d wrongly), %d slack, worst "
+              "residual %g N (with speed %g N), still fiber %g N\n",
+              sc->label, fails, count, bound, bad_bound, slack, worst, worst_dyn, still);
+    EXPECT_EQ_INT(fails, 0);
+    EXPECT_EQ_INT(bad_bound, 0);
+    EXPECT_TRUE(worst <= 1.01 * tol);
+    EXPECT_TRUE(worst_dyn <= 1.01 * tol);
+    EXPECT_TRUE(still <= 1.01 * tol);
+    EXPECT_TRUE(bound + slack < count / 4);
+  }
+}
+
+// Fixed path length, constant excitation: the states integrated by classical RK4 (written here)
+// settle where equilibrium initialization puts the fiber at activation u
+typedef struct simm_ode {
+  const mbs_muscle_model* m;
+  double lmt, u;
+} simm_ode;
+static void simm_rhs(const simm_ode* q, const double y[3], double dy[3]) {
+  mbs_muscle_output o;
+  mbs_error err;
+  const int rc = mbs_muscle_eval_states(q->m, q->lmt, 0, y[0], y + 1, &o, &err);
+  dy[0] = mbs_muscle_activation_derivative(q->m, q->u, y[0]);
+  dy[1] = rc ? NAN : o.fiber_state_derivative;
+  dy[2] = rc ? NAN : o.fiber_acceleration;
+}
+static void test_simm_isometric(void) {
+  const int quick = getenv("MBS_TEST_QUICK") != NULL;
+  const int which[2] = {0, 3};  // GMED1, Schutte and Delp
+  for (int w = 0; w < 2; w++) {
+    const simm_case* sc = &simm_cases[which[w]];
+    mbs_muscle_model m;
+    simm_ref r;
+    if (make_simm(sc, &m, &r)) continue;
+    const int delp = sc->kind == MBS_MUSCLE_DELP1990;
+    const double lmt = sc->lst * 1.01 + sc->lopt * 1.05, u = 0.6, a0 = 0.05;
+    mbs_muscle_equilibrium e0, e1;
+    mbs_error err;
+    EXPECT_OK(mbs_muscle_equilibrium_solve(&m, a0, lmt, 0, 0, &e0, &err));
+    EXPECT_OK(mbs_muscle_equilibrium_solve(&m, u, lmt, 0, 0, &e1, &err));
+    const simm_ode q = {&m, lmt, u};
+    double y[3] = {a0, e0.fiber_length, 0};
+    const double dt = delp ? 1e-5 : 1e-4, T = quick ? 0.4 : 1.0;
+    const int steps = (int)(T / dt + 0.5);
+    double fmin_seen = INFINITY;
+    for (int i = 0; i < steps; i++) {
+      double k1[3], k2[3], k3[3], k4[3], t[3];
+      simm_rhs(&q, y, k1);
+      for (int j = 0; j < 3; j++) t[j] = y[j] + 0.5 * dt * k1[j];
+      simm_rhs(&q, t, k2);
+      for (int j = 0; j < 3; j++) t[j] = y[j] + 0.5 * dt * k2[j];
+      simm_rhs(&q, t, k3);
+      for (int j = 0; j < 3; j++) t[j] = y[j] + dt * k3[j];
+      simm_rhs(&q, t, k4);
+      for (int j = 0; j < 3; j++) y[j] += dt / 6 * (k1[j] + 2 * k2[j] + 2 * k3[j] + k4[j]);
+      fmin_seen = fmin(fmin_seen, y[1]);
+    }
+    mbs_muscle_output o;
+    EXPECT_OK(simm_eval(&m, lmt, 0, y[0], y[1], y[2], &o));
+    if (getenv("MUSCLE_VERBOSE"))
+      fprintf(stderr, "%s: a %.12g l %.12g (equilibrium %.12g, from %.12g) v %g F^T %.9g (%.9g)\n",
+              sc->label, y[0], y[1], e1.fiber_length, e0.fiber_length, y[2], o.tendon_force,
+              e1.tendon_force);
+    EXPECT_NEAR(y[0], u, quick ? 1e-9 : 1e-12);
+    EXPECT_TRUE(e1.fiber_length < e0.fiber_length - 0.02 * sc->lopt);  // activation shortens it
+    EXPECT_ABS(y[1], e1.fiber_length, (quick ? 1e-6 : 1e-9) * sc->lopt);
+    EXPECT_ABS(o.tendon_force, e1.tendon_force, (quick ? 1e-4 : 1e-7) * sc->fmax);
+    EXPECT_ABS(o.fiber_velocity, 0, (quick ? 1e-5 : 1e-8) * sc->lopt / 0.1);
+    EXPECT_TRUE(fmin_seen >= m.min_fiber_length);
+  }
+}
+
+static void test_simm_api(void) {
+  mbs_muscle_model sm, dm;
+  simm_ref r;
+  EXPECT_OK(make_simm(&simm_cases[0], &sm, &r));
+  EXPECT_OK(make_simm(&simm_cases[3], &dm, &r));
+  int ha, hf;
+  EXPECT_EQ_INT(mbs_muscle_state_count(&sm, &ha, &hf), 2);
+  EXPECT_TRUE(ha == 1 && hf == 1);
+  EXPECT_EQ_INT(mbs_muscle_state_count(&dm, &ha, &hf), 3);
+  EXPECT_TRUE(ha == 1 && hf == 2);
+  EXPECT_TRUE(strcmp(mbs_muscle_kind_name(MBS_MUSCLE_SCHUTTE1993),
+                     "Schutte1993Muscle_Deprecated") == 0);
+  EXPECT_TRUE(strcmp(mbs_muscle_kind_name(MBS_MUSCLE_DELP1990), "Delp1990Muscle_Deprecated") == 0);
+  EXPECT_EQ_INT(MBS_MUSCLE_RIGID_TENDON, 3);  // the older kinds keep their numbers
+
+  // mbs_muscle_eval: Schutte as the others; Delp needs both of its fiber states
+  mbs_muscle_output o1, o2;
+  mbs_error err;
+  EXPECT_OK(mbs_muscle_eval(&sm, 0.14, 0.1, 0.4, 0.055, &o1, &err));
+  const double s1 = 0.055;
+  EXPECT_OK(mbs_muscle_eval_states(&sm, 0.14, 0.1, 0.4, &s1, &o2, &err));
+  EXPECT_TRUE(memcmp(&o1, &o2, sizeof o1) == 0);
+  EXPECT_TRUE(mbs_muscle_eval(&dm, 0.14, 0.1, 0.4, 0.055, &o1, &err) == MBS_ERR_ARGUMENT);
+  EXPECT_TRUE(strstr(err.message, "mbs_muscle_eval_states") != NULL);
+  EXPECT_TRUE(mbs_muscle_eval_states(&dm, 0.14, 0.1, 0.4, NULL, &o1, &err) == MBS_ERR_ARGUMENT);
+  const double s2[2] = {0.055, NAN};
+  EXPECT_TRUE(mbs_muscle_eval_states(&dm, 0.14, 0.1, 0.4, s2, &o1, &err) == MBS_ERR_ARGUMENT);
+
+  // plain data: byte copies evaluate bit for bit the same
+  mbs_muscle_model copy;
+  memcpy(&copy, &dm, sizeof copy);
+  const double s3[2] = {0.05, -0.1};
+  EXPECT_OK(mbs_muscle_eval_states(&dm, 0.14, 0.1, 0.4, s3, &o1, &err));
+  EXPECT_OK(mbs_muscle_eval_states(&copy, 0.14, 0.1, 0.4, s3, &o2, &err));
+  EXPECT_TRUE(memcmp(&o1, &o2, sizeof o1) == 0);
+
+  // Schutte's active fiber at its minimum length with a slack tendon stays there
+  mbs_muscle_model md;
+  EXPECT_OK(make_simm(&simm_cases[2], &md, &r));
+  const double lmin = md.min_fiber_length;
+  EXPECT_OK(mbs_muscle_eval(&md, 0.408 * 0.99, -1, 1, 0.5 * lmin, &o1, &err));
+  EXPECT_TRUE(o1.clamped == 1 && o1.fiber_velocity == 0 && o1.fiber_force == 0);
+  EXPECT_NEAR(o1.fiber_length, lmin, 1e-15);
+  EXPECT_OK(mbs_muscle_eval(&md, 0.408 * 0.99, -1, 1, 1.01 * lmin, &o1, &err));
+  EXPECT_TRUE(o1.clamped == 0 && o1.fiber_velocity < 0);  // above it: shortening
+
+  // parameter errors name the muscle and the property
+  mbs_muscle_params p;
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.simm.damping = 0;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "GMED1", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "GMED1") && strstr(err.message, "damping"));
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.fiber_damping = 0.1;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "GMED1", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "GMED1") && strstr(err.message, "fiber_damping"));
+  mbs_muscle_params_default(&p, MBS_MUSCLE_DELP1990);
+  p.simm.mass = 0;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "SOL", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "SOL") && strstr(err.message, "mass"));
+  mbs_muscle_params_default(&p, MBS_MUSCLE_DELP1990);
+  p.simm.time_scale = 0;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "SOL", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "time_scale") != NULL);
+  mbs_muscle_params_default(&p, MBS_MUSCLE_DELP1990);
+  p.simm.activation2 = 0;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "SOL", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "activation2") != NULL);
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.ignore_tendon_compliance = 1;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "GMED1", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "ignore_tendon_compliance") != NULL);
+  mbs_muscle_params_default(&p, MBS_MUSCLE_DELP1990);
+  p.simm.force_velocity_curve.param[3] = p.simm.force_velocity_curve.param[2];  // x repeats
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "SOL", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "SOL") && strstr(err.message, "force_velocity_curve") &&
+              strstr(err.message, "increase"));
+  // Schutte has no force-velocity table: a bad one is not used, so not an error
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.simm.force_velocity_curve.n = 0;
+  EXPECT_OK(mbs_muscle_prepare(&copy, &p, "GMED1", &err));
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.simm.passive_force_length_curve_is_default = 0;
+  p.simm.passive_force_length_curve.n = 1;
+  EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "GMED1", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "passive_force_length_curve") != NULL);
+}
+
 int main(void) {
   test_thelen_curves();
   test_degroote_curves();
@@ -1109,5 +1738,12 @@ int main(void) {
   test_stretch();
   test_activation();
   test_eval_physics();
+  test_simm_curves();
+  test_simm_activation();
+  test_schutte_velocity();
+  test_delp_acceleration();
+  test_simm_equilibrium();
+  test_simm_isometric();
+  test_simm_api();
   return mbs_test_finish("test_muscle");
 }
