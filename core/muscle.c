@@ -306,6 +306,7 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
     case MBS_MUSCLE_DELP1990: {
       const mbs_simm_muscle_params* sm = &p->simm;
       const int delp = p->kind == MBS_MUSCLE_DELP1990;
+      m->velocity_scale = lopt / sm->time_scale;  // their curves' v~ is in l_opt / time_scale
       CHECK(p->fiber_damping == 0, "%s: a %s has no fiber_damping (got %g)%s", name, kind,
             p->fiber_damping,
             delp ? "" : "; its damping is the property `damping`");

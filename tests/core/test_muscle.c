@@ -1145,20 +1145,23 @@ static const double bl_passive[2 * 13] = {
     -5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.601, 1.602, 5.0,
     0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0};
 
-// A muscle of BothLegs22.osim: its properties (all with time_scale 0.1, activation1 7.667,
-// activation2 1.459854, damping 0.1)
+// Muscles of BothLegs22.osim: their properties (in the file all have time_scale 0.1,
+// activation1 7.667, activation2 1.459854, damping 0.1, max_contraction_velocity 10; two cases
+// here change time_scale and max_contraction_velocity)
 typedef struct simm_case {
   const char* label;
   mbs_muscle_kind kind;
   double fmax, lopt, lst, alpha;
   int curves;  // 0: OpenSim's default tables (Schutte: exponential passive curve), 1: BothLegs22
+  double ts, vmax;  // time_scale (s), max_contraction_velocity (l_opt/s)
 } simm_case;
 static const simm_case simm_cases[] = {
-    {"Schutte GMED1", MBS_MUSCLE_SCHUTTE1993, 546, 0.0535, 0.078, 0.13962634016, 1},
-    {"Schutte SOL", MBS_MUSCLE_SCHUTTE1993, 2839, 0.03, 0.268, 0.436332312999, 1},
-    {"Schutte MEDGAS defaults", MBS_MUSCLE_SCHUTTE1993, 1113, 0.045, 0.408, 0.296705972839, 0},
-    {"Delp GMED1", MBS_MUSCLE_DELP1990, 546, 0.0535, 0.078, 0.13962634016, 1},
-    {"Delp SOL defaults", MBS_MUSCLE_DELP1990, 2839, 0.03, 0.268, 0.436332312999, 0},
+    {"Schutte GMED1", MBS_MUSCLE_SCHUTTE1993, 546, 0.0535, 0.078, 0.13962634016, 1, 0.1, 10},
+    {"Schutte SOL", MBS_MUSCLE_SCHUTTE1993, 2839, 0.03, 0.268, 0.436332312999, 1, 0.05, 6},
+    {"Schutte MEDGAS defaults", MBS_MUSCLE_SCHUTTE1993, 1113, 0.045, 0.408, 0.296705972839, 0,
+     0.1, 10},
+    {"Delp GMED1", MBS_MUSCLE_DELP1990, 546, 0.0535, 0.078, 0.13962634016, 1, 0.1, 10},
+    {"Delp SOL defaults", MBS_MUSCLE_DELP1990, 2839, 0.03, 0.268, 0.436332312999, 0, 0.08, 6},
 };
 #define NSIMM ((int)(sizeof simm_cases / sizeof simm_cases[0]))
 
@@ -1177,6 +1180,8 @@ static void simm_case_params(const simm_case* sc, mbs_muscle_params* p, simm_ref
   p->optimal_fiber_length = sc->lopt;
   p->tendon_slack_length = sc->lst;
   p->pennation_angle_at_optimal = sc->alpha;
+  p->simm.time_scale = sc->ts;
+  p->max_contraction_velocity = sc->vmax;
   memset(r, 0, sizeof *r);
   if (sc->curves) {
     mbs_error err;
@@ -1403,7 +1408,7 @@ static void test_schutte_velocity(void) {
     mbs_muscle_model m;
     simm_ref r;
     if (make_simm(sc, &m, &r)) continue;
-    const double h = sc->lopt * sin(sc->alpha), d = 0.1, vs = sc->lopt / 0.1;
+    const double h = sc->lopt * sin(sc->alpha), d = 0.1, vs = sc->lopt / sc->ts;
     const double acts[5] = {0, 0.02, 0.3, 0.7, 1};
     for (int ia = 0; ia < 5; ia++)
       for (int il = 0; il <= 40; il++)
@@ -1431,7 +1436,7 @@ static void test_schutte_velocity(void) {
           }
           // the outputs' relations: dl/dt, forces, pennation rate, speeds, power
           track(&rel, o.fiber_state_derivative, o.fiber_velocity, 0);
-          track(&rel, o.normalized_fiber_velocity, o.fiber_velocity / (10 * sc->lopt), 1);
+          track(&rel, o.normalized_fiber_velocity, o.fiber_velocity / (sc->vmax * sc->lopt), 1);
           track(&rel, o.force_velocity_multiplier, ref_schutte_g(v), 2);
           track(&rel, o.active_fiber_force / sc->fmax, A * ref_schutte_g(v), 3);
           track(&rel, o.damping_fiber_force / sc->fmax, d * v, 4);
@@ -1467,15 +1472,15 @@ static void test_delp_acceleration(void) {
     mbs_muscle_model m;
     simm_ref r;
     if (make_simm(sc, &m, &r)) continue;
-    const double h = sc->lopt * sin(sc->alpha), ts = 0.1, vs = sc->lopt / ts;
+    const double h = sc->lopt * sin(sc->alpha), ts = sc->ts, vs = sc->lopt / ts;
     const double mass = 0.00287 * vs * vs;  // normalized, as OpenSim
     for (int ia = 0; ia <= 4; ia++)
       for (int il = 0; il <= 30; il++)
         for (int iv = 0; iv <= 10; iv++) {
           const double a = ia / 4.0, ln = 0.45 + 1.2 * il / 30.0, e = 0.002 + 0.001 * (il % 25);
           const double vn = -1.2 + 2.4 * iv / 10.0;  // l_opt per time_scale
-          const double lm = ln * sc->lopt, ca = ref_cos_pennation(h, lm), ta = sqrt(1 - ca * ca) / ca;
-          const double lmt = lm * ca + sc->lst * (1 + e);
+          const double lm = ln * sc->lopt, ca = ref_cos_pennation(h, lm);
+          const double ta = sqrt(1 - ca * ca) / ca, lmt = lm * ca + sc->lst * (1 + e);
           mbs_muscle_output o;
           if (simm_eval(&m, lmt, 0.1, a, lm, vn * vs, &o)) {
             EXPECT_TRUE(0);
@@ -1483,7 +1488,8 @@ static void test_delp_acceleration(void) {
           }
           const double fm = a * ref_simm_fal(&r, sc->kind, ln) * ref_curve(&r, 3, vn) +
                             ref_simm_fpe(&r, ln);
-          const double an = (ref_simm_ft(&r, e) * ca - fm * ca * ca) / mass + vn * vn * ta * ta / ln;
+          const double an =
+              (ref_simm_ft(&r, e) * ca - fm * ca * ca) / mass + vn * vn * ta * ta / ln;
           track(&acc, o.fiber_acceleration, an * sc->lopt / (ts * ts), ln + 10 * vn);
           track(&rel, o.fiber_state_derivative, vn * vs, 0);
           track(&rel, o.fiber_velocity, vn * vs, 1);
@@ -1510,7 +1516,7 @@ static void test_simm_equilibrium(void) {
     simm_ref r;
     if (make_simm(sc, &m, &r)) continue;
     const int delp = sc->kind == MBS_MUSCLE_DELP1990;
-    const double h = sc->lopt * sin(sc->alpha), vs = sc->lopt / 0.1, tol = 1e-8 * sc->fmax;
+    const double h = sc->lopt * sin(sc->alpha), vs = sc->lopt / sc->ts, tol = 1e-8 * sc->fmax;
     double worst = 0, worst_dyn = 0, still = 0;
     int fails = 0, bound = 0, bad_bound = 0, slack = 0, count = 0;
     for (int ia = 0; ia < 6; ia++)
@@ -1556,8 +1562,8 @@ static void test_simm_equilibrium(void) {
             }
             // the force its motion stands for: Delp's junction mass times its acceleration,
             // Schutte's damping force along the tendon (either is the residual)
-            still = fmax(still, delp ? fabs(o.fiber_acceleration) * 0.01 / sc->lopt * 0.00287 *
-                                           vs * vs * sc->fmax
+            still = fmax(still, delp ? fabs(o.fiber_acceleration) * sc->ts * sc->ts / sc->lopt *
+                                           0.00287 * vs * vs * sc->fmax
                                      : fabs(o.fiber_velocity / vs) * 0.1 * ca * sc->fmax);
           } else {
             worst_dyn = fmax(worst_dyn, fabs(res));
@@ -1633,7 +1639,7 @@ static void test_simm_isometric(void) {
     EXPECT_TRUE(e1.fiber_length < e0.fiber_length - 0.02 * sc->lopt);  // activation shortens it
     EXPECT_ABS(y[1], e1.fiber_length, (quick ? 1e-6 : 1e-9) * sc->lopt);
     EXPECT_ABS(o.tendon_force, e1.tendon_force, (quick ? 1e-4 : 1e-7) * sc->fmax);
-    EXPECT_ABS(o.fiber_velocity, 0, (quick ? 1e-5 : 1e-8) * sc->lopt / 0.1);
+    EXPECT_ABS(o.fiber_velocity, 0, (quick ? 1e-5 : 1e-8) * sc->lopt / sc->ts);
     EXPECT_TRUE(fmin_seen >= m.min_fiber_length);
   }
 }
