@@ -17,7 +17,8 @@
 //
 // Units: lengths m, forces N, time s. Normalized fiber length l~ = l^M / l_opt, normalized
 // tendon length l~T = l^T / L_ST, normalized fiber velocity v~ = v^M / (l_opt v_max) with
-// v_max in optimal fiber lengths per second; lengthening is positive.
+// v_max in optimal fiber lengths per second (Schutte's and Delp's curves take v^M time_scale /
+// l_opt instead); lengthening is positive.
 //
 // Layers: the normalized curves (their own functions below), the pennation model, the
 // activation dynamics, the fiber dynamics mbs_muscle_eval, and the equilibrium initialization
@@ -424,8 +425,8 @@ typedef struct mbs_muscle_equilibrium {
   int at_upper_bound;       // DeGroote: the tendon force is at its bound 5 F_max
   int tendon_slack;         // the (fast-shortening) fiber would push against any taut tendon:
                             // the state is the fiber length at which the tendon is just
-                            // slack (Thelen, Millard) or zero tendon force (DeGroote); the
-                            // residual is the imbalance
+                            // slack (Thelen, Millard, Schutte, Delp) or zero tendon force
+                            // (DeGroote); the residual is the imbalance
 } mbs_muscle_equilibrium;
 
 // Equilibrium initialization: the fiber length (normalized tendon force for DeGroote) at which
@@ -434,11 +435,13 @@ typedef struct mbs_muscle_equilibrium {
 // Schutte and Delp share vmt between fiber and tendon by their stiffnesses (OpenSim's heuristic;
 // a fiber of negative stiffness takes all of it) and DeGroote gives it all to the fiber (zero
 // tendon force rate). Schutte and Delp at vmt = 0 solve OpenSim's computeIsometricForce
-// equation (a f_AL + f_PE) cos(alpha) = f_T(strain). Newton's method kept inside a bracket
-// (bisection when a step leaves it or stalls) until |residual| <= tol (N; tol <= 0: 1e-8
-// F_max). The lower-bound and slack cases return MBS_OK with their flag set. MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY
-// when there is no equilibrium or the iteration fails, with activation, length and speed in
-// the message. With a rigid tendon: the fiber the path fixes (no iteration).
+// equation (a f_AL + f_PE) cos(alpha) = f_T(strain) (with f_AL, f_PE as their dynamics use
+// them). Newton's method kept inside a bracket (bisection when a step leaves it or stalls)
+// until |residual| <= tol (N; tol <= 0: 1e-8 F_max). The lower-bound and slack cases return
+// MBS_OK with their flag set (Schutte and Delp: also where a passive table dips below zero at
+// a slack tendon). MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY when there is no
+// equilibrium or the iteration fails, with activation, length and speed in the message. With
+// a rigid tendon: the fiber the path fixes (no iteration).
 int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, double lmt,
                                  double vmt, double tol, mbs_muscle_equilibrium* eq,
                                  mbs_error* err);

@@ -1690,8 +1690,23 @@ static void test_simm_api(void) {
   EXPECT_OK(mbs_muscle_eval(&md, 0.408 * 0.99, -1, 1, 1.01 * lmin, &o1, &err));
   EXPECT_TRUE(o1.clamped == 0 && o1.fiber_velocity < 0);  // above it: shortening
 
-  // parameter errors name the muscle and the property
+  // fibers perpendicular to the tendon (maximum_pennation_angle = pi/2, as OpenSim's
+  // calcPennation allows): with a taut tendon they follow the path at the cosine of the fiber a
+  // slack tendon would leave (Schutte's stiff-tendon branch)
   mbs_muscle_params p;
+  mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
+  p.pennation_angle_at_optimal = 0.5;
+  p.maximum_pennation_angle = M_PI / 2;
+  EXPECT_OK(mbs_muscle_prepare(&copy, &p, "perpendicular", &err));
+  const double hw = 0.1 * sin(0.5), lat = 0.25 - 0.2;
+  EXPECT_NEAR(copy.min_fiber_length, hw, 1e-15);
+  EXPECT_OK(mbs_muscle_eval(&copy, 0.25, 0.2, 0.5, hw, &o1, &err));
+  EXPECT_ABS(o1.cos_pennation, 0, 1e-12);
+  EXPECT_NEAR(o1.fiber_velocity, 0.2 * lat / sqrt(lat * lat + hw * hw), 1e-14);
+  EXPECT_OK(mbs_muscle_eval(&copy, 0.19, 0.2, 0.5, hw, &o1, &err));  // slack tendon: still
+  EXPECT_TRUE(o1.fiber_velocity == 0 && o1.tendon_force == 0);
+
+  // parameter errors name the muscle and the property
   mbs_muscle_params_default(&p, MBS_MUSCLE_SCHUTTE1993);
   p.simm.damping = 0;
   EXPECT_TRUE(mbs_muscle_prepare(&copy, &p, "GMED1", &err) == MBS_ERR_PARAMETER);
