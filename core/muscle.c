@@ -335,7 +335,8 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
         const int points = c->type == MBS_FUNC_SIMM_SPLINE ||
                            c->type == MBS_FUNC_NATURAL_CUBIC_SPLINE ||
                            c->type == MBS_FUNC_PIECEWISE_LINEAR;
-        CHECK(c->type >= 0 && c->type < MBS_FUNC_COUNT && c->type != MBS_FUNC_MULTIPLIER,
+        CHECK(points || c->type == MBS_FUNC_CONSTANT || c->type == MBS_FUNC_LINEAR ||
+                  c->type == MBS_FUNC_POLYNOMIAL || c->type == MBS_FUNC_SINE,
               "%s: %s has function type %d, which cannot be a muscle curve", name,
               simm_curve_names[k], (int)c->type);
         CHECK(!points || (c->n >= 2 && c->n <= MBS_MUSCLE_CURVE_MAX_POINTS),

@@ -296,7 +296,9 @@ int mbs_muscle_curve_set(mbs_muscle_curve* c, mbs_function_type type, int n, con
   const char* what = "muscle curve";
   const int points = type == MBS_FUNC_SIMM_SPLINE || type == MBS_FUNC_NATURAL_CUBIC_SPLINE ||
                      type == MBS_FUNC_PIECEWISE_LINEAR;
-  if (!(type >= 0 && type < MBS_FUNC_COUNT) || type == MBS_FUNC_MULTIPLIER)
+  const int allowed = points || type == MBS_FUNC_CONSTANT || type == MBS_FUNC_LINEAR ||
+                      type == MBS_FUNC_POLYNOMIAL || type == MBS_FUNC_SINE;
+  if (!allowed)
     return MBS_FAIL(err, MBS_ERR_PARAMETER, what,
                     "%s: function type %d cannot be a muscle curve (a table, a spline, a "
                     "constant, linear, polynomial or sine function can)",

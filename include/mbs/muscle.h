@@ -91,7 +91,7 @@ typedef struct mbs_degroote2016_curve_params {
 #define MBS_MUSCLE_CURVE_MAX_POINTS 64
 typedef struct mbs_muscle_curve {
   mbs_function_type type;  // SIMM_SPLINE, NATURAL_CUBIC_SPLINE, PIECEWISE_LINEAR, CONSTANT,
-                           // LINEAR, POLYNOMIAL or SINE (not MULTIPLIER)
+                           // LINEAR, POLYNOMIAL or SINE
   int n;                   // points (splines, piecewise linear) or coefficients (polynomial)
   double param[2 * MBS_MUSCLE_CURVE_MAX_POINTS];  // mbs_function's parameters: x[0..n-1] then
                                                   // y[0..n-1] for splines and piecewise linear;

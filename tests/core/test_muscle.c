@@ -1358,6 +1358,11 @@ static void test_simm_curves(void) {
   EXPECT_NEAR(d[0], 0.5, 1e-15);
   EXPECT_TRUE(mbs_muscle_curve_set(&p.simm.force_velocity_curve, MBS_FUNC_SIMM_SPLINE, 65, os_fv,
                                    os_fv, &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(mbs_muscle_curve_set(&p.simm.force_velocity_curve, MBS_FUNC_MULTIPLIER, 1, &cval,
+                                   NULL, &err) == MBS_ERR_PARAMETER);
+  p.simm.force_velocity_curve.type = MBS_FUNC_MULTIPLIER;
+  EXPECT_TRUE(mbs_muscle_prepare(&m, &p, "multiplier", &err) == MBS_ERR_PARAMETER);
+  EXPECT_TRUE(strstr(err.message, "force_velocity_curve") != NULL);
 }
 
 // SIMM's activation dynamics at sampled points, from the equation in Schutte1993Muscle_Deprecated
