@@ -507,9 +507,10 @@ enum { AC_FUNCTION = 0, AC_FLAG1 = 1, AC_FLAG2 = 2 };
 // tension = optimal_force * control, kept in the report cache
 static double actuator_tension(const mbs_system* sys, mbs_state* st, const mbs_force_desc* f,
                                double optimal_force) {
-  const double c = f->iarg[AC_FUNCTION] >= 0 ? eval_time_function(sys, st, f->iarg[AC_FUNCTION])
-                   : f->control >= 0           ? st->controls[f->control]
-                                               : 0.0;  // only if adding it ran out of memory
+  (void)sys;
+  // the control in effect: its function of time or the State's control, plus controllers'
+  const double c = f->control >= 0 ? st->control_eff[f->control]
+                                   : 0.0;  // only if adding it ran out of memory
   const double tension = optimal_force * c;
   st->force_cache[f->cache_adr] = tension;
   return tension;
@@ -606,7 +607,7 @@ static void torque_actuator_apply(const mbs_system* sys, mbs_state* st, const mb
 static int finish_actuator(mbs_system* sys, int id, double default_control, int control_function) {
   sys->force[id].iarg[AC_FUNCTION] = control_function;
   mbs_system_force_cache(sys, id, 1);
-  const int c = mbs_system_force_control(sys, id, default_control);
+  const int c = mbs_system_force_control(sys, id, default_control, control_function);
   return c < 0 ? c : MBS_OK;
 }
 
@@ -657,9 +658,8 @@ static void activation_actuator_apply(const mbs_system* sys, mbs_state* st,
                                       const mbs_force_desc* f, const double* p, double* F_body,
                                       double* f_mob) {
   (void)F_body;
-  const double e = f->iarg[AC_FUNCTION] >= 0 ? eval_time_function(sys, st, f->iarg[AC_FUNCTION])
-                   : f->control >= 0           ? st->controls[f->control]
-                                               : 0.0;
+  (void)sys;
+  const double e = f->control >= 0 ? st->control_eff[f->control] : 0.0;
   const double a = st->z[f->z_adr];
   st->zdot[f->z_adr] = (e - a) / p[ACA_TAU];
   const double tension = p[ACA_OPTIMAL] * a;

@@ -26,7 +26,7 @@ static const char* const mp_names[MP_SIZE] = {
 static const char* const mp_units[MP_SIZE] = {"N", "m", "m", "rad", "1/s", "s", "s", "1", "1"};
 
 // integer arguments
-enum { MI_MUSCLE = 0, MI_PATH = 1, MI_FUNCTION = 2, MI_ACT = 3, MI_FIBER = 4 };
+enum { MI_MUSCLE = 0, MI_PATH = 1, MI_FUNCTION = 2, MI_ACT = 3, MI_FIBER = 4, MI_NFIBER = 5 };
 
 // the report cache (Dynamics)
 enum {
@@ -82,13 +82,10 @@ static int muscle_check(const mbs_system* sys, mbs_state* st, const mbs_force_de
   return MBS_OK;
 }
 
-static double excitation_of(const mbs_system* sys, const mbs_state* st, const mbs_force_desc* f) {
-  if (f->iarg[MI_FUNCTION] >= 0) {
-    double d[3];
-    mbs_system_eval_function(sys, st, f->iarg[MI_FUNCTION], st->vars[0], d);
-    return d[0];
-  }
-  return f->control >= 0 ? st->controls[f->control] : 0;
+// the excitation in effect [Dynamics]: its function of time or the State's control, plus the
+// controllers'
+static double excitation_of(const mbs_state* st, const mbs_force_desc* f) {
+  return f->control >= 0 ? st->control_eff[f->control] : 0;
 }
 
 // Dynamics: tendon force along the path, the states' derivatives, the reports
@@ -98,23 +95,24 @@ static void muscle_apply(const mbs_system* sys, mbs_state* st, const mbs_force_d
   const mbs_muscle_model* m = model_of(st, f);
   mbs_path_eval_out o;
   mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1);
-  const double e = excitation_of(sys, st, f);
-  const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER];
+  const double e = excitation_of(st, f);
+  const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER], nfb = f->iarg[MI_NFIBER];
   const double a = ia >= 0 ? st->z[ia] : e;
-  const double s = ifb >= 0 ? st->z[ifb] : NAN;
   mbs_muscle_output out;
   mbs_error err;
   double* r = st->force_cache + f->cache_adr;
-  if (mbs_muscle_eval(m, o.length, o.speed, a, s, &out, &err) != MBS_OK) {
+  if (mbs_muscle_eval_states(m, o.length, o.speed, a, ifb >= 0 ? st->z + ifb : NULL, &out,
+                             &err) != MBS_OK) {
     // a NaN force: the dynamics reports it (mbs_diagnose_forces)
     for (int k = 0; k < MR_SIZE; k++) r[k] = NAN;
     if (ia >= 0) st->zdot[ia] = NAN;
-    if (ifb >= 0) st->zdot[ifb] = NAN;
+    for (int k = 0; ifb >= 0 && k < nfb; k++) st->zdot[ifb + k] = NAN;
     mbs_path_apply_tension(sys, st, f->iarg[MI_PATH], &o, NAN, F_body, f_mob);
     return;
   }
   if (ia >= 0) st->zdot[ia] = mbs_muscle_activation_derivative(m, e, a);
   if (ifb >= 0) st->zdot[ifb] = out.fiber_state_derivative;
+  if (ifb >= 0 && nfb > 1) st->zdot[ifb + 1] = out.fiber_acceleration;  // Delp: v^M
   r[MR_TENDON_FORCE] = out.tendon_force;
   r[MR_FIBER_LENGTH] = out.fiber_length;
   r[MR_FIBER_VELOCITY] = out.fiber_velocity;
@@ -197,10 +195,10 @@ int mbs_system_add_muscle(mbs_system* sys, const mbs_muscle_params* p, int path,
   f = &sys->force[id];
   f->icache_adr = sys->nforce_icache;
   sys->nforce_icache += (int)((sizeof(mbs_muscle_model) + sizeof(double) - 1) / sizeof(double));
-  const int c = mbs_system_force_control(sys, id, default_excitation);
+  const int c = mbs_system_force_control(sys, id, default_excitation, excitation_function);
   if (c < 0) return c;
-  double z0[2];
-  const char* fields[2];
+  double z0[3];
+  const char* fields[3];
   int nz = 0;
   if (has_act) {
     z0[nz] = default_activation;
@@ -211,6 +209,11 @@ int mbs_system_add_muscle(mbs_system* sys, const mbs_muscle_params* p, int path,
     fields[nz++] = p->kind == MBS_MUSCLE_DEGROOTE2016 ? "normalized_tendon_force"
                                                       : "fiber_length";
   }
+  if (has_fiber > 1) {  // Delp: the junction's velocity, at rest
+    z0[nz] = 0;
+    fields[nz++] = "fiber_velocity";
+  }
+  f->iarg[MI_NFIBER] = has_fiber;
   if (nz > 0) {
     const int z = mbs_system_force_z(sys, id, nz, z0, fields);
     if (z < 0) return z;
@@ -262,13 +265,14 @@ int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
   if (!any) return MBS_OK;
   int rc = mbs_realize_velocity(sys, st);
   if (rc) return rc;
+  mbs_calc_controls(sys, st);  // (a rigid tendon's activation is its excitation)
   // the models are prepared at Instance (realized above)
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* f = &sys->force[i];
     if (f->type != MBS_FORCE_MUSCLE || f->iarg[MI_FIBER] < 0) continue;
     mbs_path_eval_out o;
     if ((rc = mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1))) return rc;
-    const double a = f->iarg[MI_ACT] >= 0 ? st->z[f->iarg[MI_ACT]] : excitation_of(sys, st, f);
+    const double a = f->iarg[MI_ACT] >= 0 ? st->z[f->iarg[MI_ACT]] : excitation_of(st, f);
     mbs_muscle_equilibrium eq;
     mbs_error e;
     rc = mbs_muscle_equilibrium_solve(model_of(st, f), a, o.length, o.speed, 0, &eq, &e);
@@ -278,6 +282,7 @@ int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
       return mbs_error_set(&st->err, rc, __func__, __LINE__, comp, "%s", e.message);
     }
     st->z[f->iarg[MI_FIBER]] = eq.fiber_state;
+    if (f->iarg[MI_NFIBER] > 1) st->z[f->iarg[MI_FIBER] + 1] = eq.fiber_velocity;
   }
   mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
   return MBS_OK;

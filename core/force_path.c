@@ -119,14 +119,8 @@ static void actuator_apply(const mbs_system* sys, mbs_state* st, const mbs_force
                            const double* p, double* F_body, double* f_mob) {
   mbs_path_eval_out o;
   eval_path(sys, st, f, &o);
-  double c = 0.0;  // (no control only if adding it ran out of memory)
-  if (f->iarg[PF_FUNCTION] >= 0) {
-    double d[3];
-    mbs_system_eval_function(sys, st, f->iarg[PF_FUNCTION], st->vars[0], d);
-    c = d[0];
-  } else if (f->control >= 0) {
-    c = st->controls[f->control];
-  }
+  // the control in effect: its function of time or the State's control, plus controllers'
+  const double c = f->control >= 0 ? st->control_eff[f->control] : 0.0;
   double tension = p[PA_OPTIMAL] * c;
   if (isnan(o.length)) tension = NAN;
   finish(sys, st, f, &o, tension, 0.0, c, 0.0, 0.0, F_body, f_mob);
@@ -267,7 +261,7 @@ int mbs_system_add_path_actuator(mbs_system* sys, const mbs_path_actuator_spec* 
   const int id = add(sys, &pd, MBS_FORCE_PATH_ACTUATOR, s->path, s->control_function, p, fields,
                      units, PA_SIZE);
   if (id < 0) return id;
-  const int c = mbs_system_force_control(sys, id, s->default_control);
+  const int c = mbs_system_force_control(sys, id, s->default_control, s->control_function);
   return c < 0 ? c : id;
 }
 

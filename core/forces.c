@@ -253,10 +253,26 @@ static const mbs_force_ops* const force_table[MBS_FORCE_TYPE_COUNT] = {
 
 const mbs_force_ops* mbs_force_ops_of(mbs_force_type type) { return force_table[type]; }
 
+void mbs_calc_controls(const mbs_system* sys, mbs_state* st) {
+  // the controls in effect: a function of time or the State's control, plus the controllers'
+  for (int c = 0; c < sys->ncontrol; c++) {
+    const int fn = sys->control_function[c];
+    if (fn >= 0) {
+      double d[3];
+      mbs_system_eval_function(sys, st, fn, st->vars[0], d);
+      st->control_eff[c] = d[0];
+    } else {
+      st->control_eff[c] = st->controls[c];
+    }
+  }
+  if (sys->controllers) mbs_controllers_apply(sys, st, st->control_eff);
+}
+
 int mbs_calc_applied_forces(const mbs_system* sys, mbs_state* st, double* F_body, double* f_mob) {
   memcpy(F_body, st->F_applied, 6 * (size_t)sys->nbody * sizeof(double));
   memcpy(f_mob, st->f_applied, (size_t)sys->nu * sizeof(double));
   if (sys->nz) memset(st->zdot, 0, (size_t)sys->nz * sizeof(double));
+  mbs_calc_controls(sys, st);
   for (int i = 0; i < sys->nforce; i++) {
     const mbs_force_desc* fd = &sys->force[i];
     force_table[fd->type]->apply(sys, st, fd, st->param + fd->param_adr, F_body, f_mob);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "integrator_impl.h"
+#include "mbs/controller.h"
 
 static const char* const integ_names[MBS_INTEG_COUNT] = {
     "rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler", "verlet"};
@@ -212,6 +213,7 @@ int mbs_integrator_initialize(mbs_integrator* in, const mbs_system* sys, mbs_sta
   memcpy(in->f0, in->f1, (size_t)in->ny * sizeof(double));
   in->initialized = 1;
   in->dense_valid = 0;
+  if ((rc = mbs_controllers_record(sys, st))) return rc;  // where delayed signals start
   if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_initialize(in, sys, st);
   if (mbs_integrator_is_error_controlled(in->type)) {
     if (in->opt.initial_step > 0) in->h = in->opt.initial_step;
@@ -397,6 +399,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
   const double p = order_of(in->type);
   double h = controlled ? in->h : in->opt.fixed_step;
   if (in->opt.max_step > 0) h = fmin(h, in->opt.max_step);
+  h = fmin(h, mbs_controllers_max_step(sys, st));  // delayed signals stay known
   double* ynew = in->k[5];
   if (in->type == MBS_INTEG_DORMAND_PRINCE) ynew = in->ylow;  // k[5], k[6] are stages there
   char why[MBS_ERROR_MESSAGE_LEN];
@@ -465,6 +468,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         in->t0 = t;
         in->t1 = t + h;
         in->stats.steps++;
+        if ((rc = mbs_controllers_record(sys, st))) return rc;
         if (controlled) {
           const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
           // grow only when worth it; never past 5x

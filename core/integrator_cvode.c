@@ -6,6 +6,7 @@
 #include <cvode/cvode.h>
 #include <cvode/cvode_proj.h>
 #include <nvector/nvector_serial.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include "integrator_impl.h"
+#include "mbs/controller.h"
 
 struct mbs_cvode {
   SUNContext ctx;
@@ -116,6 +118,10 @@ int mbs_cvode_initialize(mbs_integrator* in, const mbs_system* sys, mbs_state* s
   if (CVodeReInit(cv->mem, in->t1, cv->y) != CV_SUCCESS)
     return MBS_FAIL(&st->err, MBS_ERR_INTEGRATOR, mbs_system_name(sys), "%s: CVODE restart: %s",
                     mbs_system_name(sys), cv->message);
+  // delayed controllers need steps no longer than their shortest delay
+  double hmax = mbs_controllers_max_step(sys, st);
+  if (in->opt.max_step > 0) hmax = fmin(hmax, in->opt.max_step);
+  if (isfinite(hmax)) CVodeSetMaxStep(cv->mem, hmax);
   cv->started = 1;
   return MBS_OK;
 }
@@ -152,10 +158,10 @@ int mbs_cvode_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st, dou
   memcpy(in->y1, N_VGetArrayPointer(cv->y), (size_t)in->ny * sizeof(double));
   in->t0 = in->t1;
   in->t1 = t;
-  // leave the State at the new point, realized
+  // leave the State at the new point, realized, and record it for delayed controllers
   const int rc = mbs_integ_eval(in, sys, st, t, in->y1, in->f1);
   if (rc) return rc;
-  return MBS_OK;
+  return mbs_controllers_record(sys, st);
 }
 
 int mbs_cvode_interpolate(const mbs_integrator* in, double t, double* y) {

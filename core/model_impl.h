@@ -214,7 +214,15 @@ int mbs_system_force_param(mbs_system* sys, int force, const char* field, int of
 // reserve n doubles of Dynamics-stage cache (reports) for force `force`
 int mbs_system_force_cache(mbs_system* sys, int force, int n);
 // give force `force` a control (a State variable, default value given); returns its index
-int mbs_system_force_control(mbs_system* sys, int force, double default_value);
+int mbs_system_force_control(mbs_system* sys, int force, double default_value, int function);
+// controllers (controller.c)
+struct mbs_controller_data;
+void mbs_controller_data_free(struct mbs_controller_data* d);
+int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st);
+void mbs_controllers_apply(const mbs_system* sys, mbs_state* st, double* controls);
+// the controls in effect into st->control_eff (functions of time, the State's, controllers')
+// [Velocity]; part of the applied forces
+void mbs_calc_controls(const mbs_system* sys, mbs_state* st);
 // give force `force` n auxiliary states z (defaults given, named fields[i] within the element:
 // static strings); returns the first one's index
 int mbs_system_force_z(mbs_system* sys, int force, int n, const double* defaults,
@@ -289,6 +297,9 @@ struct mbs_system {
   int ncontrol, cap_control;
   double* control_default; // ncontrol
   int* control_force;      // ncontrol: the force element each control drives
+  int* control_function;   // ncontrol: its function of time (replaces the State's value), or -1
+  struct mbs_controller_data* controllers;  // controllers (controller.c), or NULL
+  int nctrl_hist;          // doubles of the controllers' delay histories in the State
   struct mbs_contact_data* contact;  // contact geometry and contact forces (contact.c), or NULL
   struct mbs_path_data* paths;       // geometry paths (path.c), or NULL
   int nwrap_memory;                  // path wraps: what each remembers lives in the State
@@ -374,6 +385,9 @@ struct mbs_state {
   double* zdot;                // nz: the auxiliary states' derivatives
   double* force_icache;        // Instance: prepared muscle models
   struct mbs_wrap_memory* wrap_mem;  // per path wrap: the wrap it chose last (path.c)
+  double* control_eff;         // Dynamics: the controls in effect (controller.c)
+  double* ctrl_hist;           // the controllers' histories of delayed signals (kept with the
+                               // State's variables: copied with it, recorded after steps)
 
   // constraints (Instance: which are active and where their equations go)
   int* con_eq;                 // per constraint: first active equation, or -1 if disabled

@@ -118,6 +118,7 @@ int mbs_realize_instance(const mbs_system* sys, mbs_state* st) {
   if ((rc = realize_instance_bodies(sys, st))) return rc;
   if ((rc = realize_instance_functions(sys, st))) return rc;
   if ((rc = mbs_paths_realize_instance(sys, st))) return rc;
+  if ((rc = mbs_controllers_realize_instance(sys, st))) return rc;
   if ((rc = mbs_check_force_params(sys, st))) return rc;
   if ((rc = mbs_constraints_realize_instance(sys, st))) return rc;
   // Ground: at rest at the origin, no mass

@@ -68,6 +68,8 @@ static size_t layout(mbs_state* st, const mbs_system* sys, unsigned char* base,
   PLACE(zdot, sys->nz, double);
   PLACE(force_icache, sys->nforce_icache, double);
   PLACE(wrap_mem, sys->nwrap_memory, mbs_wrap_memory);
+  PLACE(control_eff, sys->ncontrol, double);
+  PLACE(ctrl_hist, sys->nctrl_hist, double);
   PLACE(udot, nu, double);
   PLACE(qdotdot, nq, double);
   PLACE(A_GB, 6 * nb, double);
@@ -110,6 +112,7 @@ mbs_state* mbs_state_create(const mbs_system* sys) {
   point_vars(st, sys);
   memset(st->flags, 0, (size_t)sys->nbody);
   memset(st->wrap_mem, 0, (size_t)sys->nwrap_memory * sizeof(mbs_wrap_memory));
+  memset(st->ctrl_hist, 0, (size_t)sys->nctrl_hist * sizeof(double));
   // defaults
   st->vars[0] = 0;
   memcpy(st->q, sys->q_default, (size_t)sys->nq * sizeof(double));

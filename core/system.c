@@ -130,6 +130,8 @@ void mbs_system_destroy(mbs_system* sys) {
   free(sys->z_force);
   free((void*)sys->z_field);
   free(sys->control_force);
+  free(sys->control_function);
+  mbs_controller_data_free(sys->controllers);
   mbs_contact_data_free(sys->contact);
   mbs_path_data_free(sys->paths);
   mbs_muscle_data_free(sys->muscles);
@@ -549,12 +551,14 @@ int mbs_system_force_cache(mbs_system* sys, int force, int n) {
   return MBS_OK;
 }
 
-int mbs_system_force_control(mbs_system* sys, int force, double default_value) {
+int mbs_system_force_control(mbs_system* sys, int force, double default_value, int function) {
   const int n = sys->ncontrol;
-  int cap = sys->cap_control;
+  int cap = sys->cap_control, cap2 = sys->cap_control;
   if (!GROW(sys->control_default, cap, n + 1)) return no_memory(sys, __func__);
+  if (!GROW(sys->control_function, cap2, n + 1)) return no_memory(sys, __func__);
   if (!GROW(sys->control_force, sys->cap_control, n + 1)) return no_memory(sys, __func__);
   sys->control_default[n] = default_value;
+  sys->control_function[n] = function;
   sys->control_force[n] = force;
   sys->force[force].control = n;
   sys->ncontrol = n + 1;

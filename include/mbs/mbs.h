@@ -4,6 +4,7 @@
 
 #include "mbs/constraint.h"
 #include "mbs/contact.h"
+#include "mbs/controller.h"
 #include "mbs/force.h"
 #include "mbs/dynamics.h"
 #include "mbs/function.h"

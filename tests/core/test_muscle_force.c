@@ -51,7 +51,7 @@ static void test_kind(mbs_muscle_kind kind) {
   mbs_system* sys = hanging(kind, &m);
   mbs_state* st = mbs_state_create(sys);
   const int nz = mbs_system_nz(sys);
-  EXPECT_EQ_INT(nz, kind == MBS_MUSCLE_RIGID_TENDON ? 0 : 2);
+  EXPECT_EQ_INT(nz, kind == MBS_MUSCLE_RIGID_TENDON ? 0 : kind == MBS_MUSCLE_DELP1990 ? 3 : 2);
   EXPECT_TRUE(mbs_system_find_param(sys, "/forceset/muscle/max_isometric_force") != NULL);
   // at a pose a little longer than rest, moving
   mbs_state_upd_q(st)[0] = -0.31;
@@ -73,9 +73,9 @@ static void test_kind(mbs_muscle_kind kind) {
   mbs_error err;
   EXPECT_OK(mbs_muscle_prepare(&model, &mp, "direct", &err));
   const double a = nz ? mbs_state_z(st)[0] : 0.5;
-  const double s = nz ? mbs_state_z(st)[1] : NAN;
   mbs_muscle_output out;
-  EXPECT_OK(mbs_muscle_eval(&model, 0.31, 0.05, a, s, &out, &err));
+  EXPECT_OK(mbs_muscle_eval_states(&model, 0.31, 0.05, a, nz ? mbs_state_z(st) + 1 : NULL, &out,
+                                   &err));
   EXPECT_NEAR(r.tendon_force, out.tendon_force, 1e-12);
   // on the mass: the tendon force up (mass * accel = T - m g)
   EXPECT_NEAR(mbs_get_udot(sys, st)[0] * mass, out.tendon_force - mass * g, 1e-9);
@@ -83,6 +83,7 @@ static void test_kind(mbs_muscle_kind kind) {
     const double* zd = mbs_get_zdot(sys, st);
     EXPECT_NEAR(zd[0], mbs_muscle_activation_derivative(&model, 0.5, a), 1e-12);
     EXPECT_NEAR(zd[1], out.fiber_state_derivative, 1e-9);
+    if (nz > 2) EXPECT_NEAR(zd[2], out.fiber_acceleration, 1e-9);  // Delp's junction
   }
   // equilibrated at rest: no fiber velocity
   mbs_state_upd_u(st)[0] = 0;

@@ -1,0 +1,303 @@
+// Controllers (include/mbs/controller.h): PD tracking of coordinates with a neural delay read
+// from the State's history of accepted steps, and user callbacks; the controls in effect.
+#include "mbs/controller.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+// the history of one delayed coordinate: [count, head, then (t, q, u) per sample] in the State;
+// samples in time order from the oldest at (head - count) mod N to the newest at head - 1
+#define HIST_SAMPLES 1024
+#define HIST_DOUBLES (2 + 3 * HIST_SAMPLES)
+
+enum { CTRL_PD = 0, CTRL_CALLBACK };
+enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_NPARAM };
+
+typedef struct ctrl_desc {
+  char* name;
+  int kind;
+  int q, u;                 // PD: the coordinate
+  int param_adr;            // PD: kp, kd, reference, delay in the State's parameters
+  int nout;
+  mbs_pd_output* out;
+  int hist_adr;             // PD: its history in st->ctrl_hist
+  mbs_controller_fn fn;     // callback
+  void* user;
+} ctrl_desc;
+
+struct mbs_controller_data {
+  int n, cap;
+  ctrl_desc* c;
+};
+
+void mbs_controller_data_free(struct mbs_controller_data* d) {
+  if (!d) return;
+  for (int i = 0; i < d->n; i++) {
+    free(d->c[i].name);
+    free(d->c[i].out);
+  }
+  free(d->c);
+  free(d);
+}
+
+static int fail(mbs_system* sys, const char* name, const char* fmt, double v) {
+  char comp[MBS_ERROR_COMPONENT_LEN];
+  snprintf(comp, sizeof(comp), "controller '%s'", name ? name : "?");
+  char msg[256];
+  snprintf(msg, sizeof(msg), fmt, v);
+  return mbs_error_set(&sys->err, MBS_ERR_ARGUMENT, "mbs_system_add_controller", __LINE__, comp,
+                       "controller '%s': %s", name ? name : "?", msg);
+}
+
+static ctrl_desc* new_controller(mbs_system* sys, const char* name, int* rc) {
+  *rc = mbs_system_check_building(sys, "mbs_system_add_controller");
+  if (*rc) return NULL;
+  if (!name || !*name) {
+    *rc = fail(sys, name, "a controller needs a name%.0f", 0);
+    return NULL;
+  }
+  if (mbs_controller_find(sys, name) >= 0) {
+    *rc = fail(sys, name, "a controller of that name exists already%.0f", 0);
+    return NULL;
+  }
+  if (!sys->controllers && !(sys->controllers = calloc(1, sizeof(*sys->controllers)))) {
+    *rc = mbs_system_no_memory(sys, "mbs_system_add_controller");
+    return NULL;
+  }
+  struct mbs_controller_data* d = sys->controllers;
+  if (d->n == d->cap) {
+    const int cap = d->cap ? 2 * d->cap : 8;
+    ctrl_desc* c = realloc(d->c, (size_t)cap * sizeof(*c));
+    if (!c) {
+      *rc = mbs_system_no_memory(sys, "mbs_system_add_controller");
+      return NULL;
+    }
+    d->c = c;
+    d->cap = cap;
+  }
+  ctrl_desc* c = &d->c[d->n];
+  memset(c, 0, sizeof(*c));
+  c->hist_adr = -1;
+  if (!(c->name = mbs_format_string("%s", name))) {
+    *rc = mbs_system_no_memory(sys, "mbs_system_add_controller");
+    return NULL;
+  }
+  d->n++;
+  *rc = MBS_OK;
+  return c;
+}
+
+int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* s) {
+  if (!sys) return MBS_ERR_ARGUMENT;
+  if (!s) return fail(sys, NULL, "no specification%.0f", 0);
+  const char* nm = s->name;
+  if (s->q_index < 0 || s->q_index >= sys->nq || s->u_index < 0 || s->u_index >= sys->nu)
+    return fail(sys, nm, "its coordinate is not one of the system's (q index %g)", s->q_index);
+  if (!(s->kp >= 0) || !isfinite(s->kp)) return fail(sys, nm, "kp %g must be >= 0", s->kp);
+  if (!(s->kd >= 0) || !isfinite(s->kd)) return fail(sys, nm, "kd %g must be >= 0", s->kd);
+  if (!(s->delay >= 0) || !isfinite(s->delay))
+    return fail(sys, nm, "delay %g must be >= 0", s->delay);
+  if (!isfinite(s->reference)) return fail(sys, nm, "reference %g is not finite", s->reference);
+  if (s->noutput < 1 || !s->outputs) return fail(sys, nm, "it drives no control%.0f", 0);
+  for (int k = 0; k < s->noutput; k++) {
+    const mbs_pd_output* o = &s->outputs[k];
+    if (o->control < 0 || o->control >= sys->ncontrol)
+      return fail(sys, nm, "output to control %g, which does not exist", o->control);
+    if (!isfinite(o->gain) || !isfinite(o->offset) || isnan(o->lower) || isnan(o->upper) ||
+        o->lower > o->upper)
+      return fail(sys, nm, "output %g: gain and offset must be finite, lower <= upper", k);
+  }
+  int rc;
+  ctrl_desc* c = new_controller(sys, nm, &rc);
+  if (!c) return rc;
+  c->kind = CTRL_PD;
+  c->q = s->q_index;
+  c->u = s->u_index;
+  c->nout = s->noutput;
+  if (!(c->out = malloc((size_t)s->noutput * sizeof(*c->out))))
+    return mbs_system_no_memory(sys, __func__);
+  memcpy(c->out, s->outputs, (size_t)s->noutput * sizeof(*c->out));
+  const double p[PD_NPARAM] = {s->kp, s->kd, s->reference, s->delay};
+  static const char* const pn[PD_NPARAM] = {"kp", "kd", "reference", "delay"};
+  static const char* const pu[PD_NPARAM] = {"N m/rad or N/m", "N m s/rad or N s/m", "rad or m",
+                                            "s"};
+  c->param_adr = mbs_system_add_params(sys, p, PD_NPARAM);
+  if (c->param_adr < 0) return c->param_adr;
+  for (int k = 0; k < PD_NPARAM; k++) {
+    char* path = mbs_format_string("/controllerset/%s/%s", nm, pn[k]);
+    if (!path) return mbs_system_no_memory(sys, __func__);
+    if ((rc = mbs_system_add_param_path(sys, path, c->param_adr + k, 1, pu[k]))) return rc;
+  }
+  c->hist_adr = sys->nctrl_hist;
+  sys->nctrl_hist += HIST_DOUBLES;
+  return sys->controllers->n - 1;
+}
+
+int mbs_system_add_controller_callback(mbs_system* sys, const char* name, mbs_controller_fn fn,
+                                       void* user) {
+  if (!sys) return MBS_ERR_ARGUMENT;
+  if (!fn) return fail(sys, name, "no function%.0f", 0);
+  int rc;
+  ctrl_desc* c = new_controller(sys, name, &rc);
+  if (!c) return rc;
+  c->kind = CTRL_CALLBACK;
+  c->fn = fn;
+  c->user = user;
+  return sys->controllers->n - 1;
+}
+
+int mbs_system_ncontroller(const mbs_system* sys) {
+  return sys && sys->controllers ? sys->controllers->n : 0;
+}
+
+const char* mbs_controller_name(const mbs_system* sys, int i) {
+  return i >= 0 && i < mbs_system_ncontroller(sys) ? sys->controllers->c[i].name : NULL;
+}
+
+int mbs_controller_find(const mbs_system* sys, const char* name) {
+  for (int i = 0; name && i < mbs_system_ncontroller(sys); i++)
+    if (!strcmp(sys->controllers->c[i].name, name)) return i;
+  return -1;
+}
+
+int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
+  for (int i = 0; i < mbs_system_ncontroller(sys); i++) {
+    const ctrl_desc* c = &sys->controllers->c[i];
+    if (c->kind != CTRL_PD) continue;
+    const double* p = st->param + c->param_adr;
+    const char* bad = !(p[PD_KP] >= 0) || !isfinite(p[PD_KP])   ? "kp"
+                      : !(p[PD_KD] >= 0) || !isfinite(p[PD_KD]) ? "kd"
+                      : !isfinite(p[PD_REFERENCE])              ? "reference"
+                      : !(p[PD_DELAY] >= 0) || !isfinite(p[PD_DELAY]) ? "delay"
+                                                                      : NULL;
+    if (!bad) continue;
+    const int k = !strcmp(bad, "kp") ? PD_KP : !strcmp(bad, "kd") ? PD_KD
+                  : !strcmp(bad, "reference") ? PD_REFERENCE : PD_DELAY;
+    char comp[MBS_ERROR_COMPONENT_LEN];
+    snprintf(comp, sizeof(comp), "controller '%s'", c->name);
+    return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__, comp,
+                         "controller '%s': %s = %g (kp, kd, delay >= 0, all finite)", c->name,
+                         bad, p[k]);
+  }
+  return MBS_OK;
+}
+
+//---------------------------------- history ----------------------------------------------------
+
+static double* sample(double* h, int i) { return h + 2 + 3 * i; }
+
+// the coordinate at time tau from the history h (q by cubic Hermite with u as its rate, u
+// linearly); the present values when there is none yet
+static void delayed(const double* h, double tau, double q_now, double u_now, double* q,
+                    double* u) {
+  const int count = (int)h[0], head = (int)h[1];
+  if (count <= 0) {
+    *q = q_now;
+    *u = u_now;
+    return;
+  }
+  const int first = (head - count + HIST_SAMPLES) % HIST_SAMPLES;
+  const double* s0 = sample((double*)h, first);
+  const double* sn = sample((double*)h, (head - 1 + HIST_SAMPLES) % HIST_SAMPLES);
+  if (tau <= s0[0]) {  // before the record began: the values then
+    *q = s0[1];
+    *u = s0[2];
+    return;
+  }
+  if (tau >= sn[0]) {  // past the newest (a step longer than the delay): along its rate
+    *q = sn[1] + sn[2] * (tau - sn[0]);
+    *u = sn[2];
+    return;
+  }
+  int lo = 0, hi = count - 1;  // sample indices in time order
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (sample((double*)h, (first + mid) % HIST_SAMPLES)[0] <= tau) lo = mid;
+    else hi = mid;
+  }
+  const double* a = sample((double*)h, (first + lo) % HIST_SAMPLES);
+  const double* b = sample((double*)h, (first + hi) % HIST_SAMPLES);
+  const double dt = b[0] - a[0];
+  const double s = (tau - a[0]) / dt, s2 = s * s, s3 = s2 * s;
+  *q = (2 * s3 - 3 * s2 + 1) * a[1] + (s3 - 2 * s2 + s) * dt * a[2] + (-2 * s3 + 3 * s2) * b[1] +
+       (s3 - s2) * dt * b[2];
+  *u = a[2] + s * (b[2] - a[2]);
+}
+
+int mbs_controllers_record(const mbs_system* sys, mbs_state* st) {
+  if (!sys || !st) return MBS_ERR_ARGUMENT;
+  const double t = st->vars[0];
+  for (int i = 0; i < mbs_system_ncontroller(sys); i++) {
+    const ctrl_desc* c = &sys->controllers->c[i];
+    if (c->kind != CTRL_PD) continue;
+    double* h = st->ctrl_hist + c->hist_adr;
+    int count = (int)h[0], head = (int)h[1];
+    // drop samples at or after t (a restart from an earlier time)
+    while (count > 0 && sample(h, (head - 1 + HIST_SAMPLES) % HIST_SAMPLES)[0] >= t) {
+      head = (head - 1 + HIST_SAMPLES) % HIST_SAMPLES;
+      count--;
+    }
+    // keep samples at least delay/256 apart (the newest may be closer, and is replaced)
+    const double spacing = st->param[c->param_adr + PD_DELAY] / 256;
+    if (count >= 2) {
+      const double* prev = sample(h, (head - 2 + 2 * HIST_SAMPLES) % HIST_SAMPLES);
+      if (t - prev[0] < spacing) {
+        head = (head - 1 + HIST_SAMPLES) % HIST_SAMPLES;
+        count--;
+      }
+    }
+    double* s = sample(h, head);
+    s[0] = t;
+    s[1] = st->q[c->q];
+    s[2] = st->u[c->u];
+    head = (head + 1) % HIST_SAMPLES;
+    if (count < HIST_SAMPLES) count++;
+    h[0] = count;
+    h[1] = head;
+  }
+  return MBS_OK;
+}
+
+double mbs_controllers_max_step(const mbs_system* sys, const mbs_state* st) {
+  double m = INFINITY;
+  for (int i = 0; sys && st && i < mbs_system_ncontroller(sys); i++) {
+    const ctrl_desc* c = &sys->controllers->c[i];
+    if (c->kind != CTRL_PD) continue;
+    const double d = st->param[c->param_adr + PD_DELAY];
+    if (d > 0 && d < m) m = d;
+  }
+  return m;
+}
+
+//---------------------------------- controls in effect -----------------------------------------
+
+void mbs_controllers_apply(const mbs_system* sys, mbs_state* st, double* controls) {
+  const double t = st->vars[0];
+  for (int i = 0; i < mbs_system_ncontroller(sys); i++) {
+    const ctrl_desc* c = &sys->controllers->c[i];
+    if (c->kind == CTRL_CALLBACK) {
+      c->fn(sys, st, controls, c->user);
+      continue;
+    }
+    const double* p = st->param + c->param_adr;
+    double q = st->q[c->q], u = st->u[c->u];
+    if (p[PD_DELAY] > 0) delayed(st->ctrl_hist + c->hist_adr, t - p[PD_DELAY], q, u, &q, &u);
+    const double e = p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD] * u;
+    for (int k = 0; k < c->nout; k++) {
+      const mbs_pd_output* o = &c->out[k];
+      double v = o->offset + o->gain * e;
+      if (v < o->lower) v = o->lower;
+      if (v > o->upper) v = o->upper;
+      controls[o->control] += v;
+    }
+  }
+}
+
+const double* mbs_get_controls(const mbs_system* sys, mbs_state* st) {
+  if (!sys || !st || mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__)) return NULL;
+  return st->control_eff;
+}
