@@ -1399,7 +1399,65 @@ static int muscle_kind_of(const char* kind) {
   if (!strcmp(kind, "Millard2012EquilibriumMuscle")) return MBS_MUSCLE_MILLARD2012;
   if (!strcmp(kind, "DeGrooteFregly2016Muscle")) return MBS_MUSCLE_DEGROOTE2016;
   if (!strcmp(kind, "RigidTendonMuscle")) return MBS_MUSCLE_RIGID_TENDON;
+  if (!strcmp(kind, "Schutte1993Muscle_Deprecated") || !strcmp(kind, "Schutte1993Muscle"))
+    return MBS_MUSCLE_SCHUTTE1993;
+  if (!strcmp(kind, "Delp1990Muscle_Deprecated") || !strcmp(kind, "Delp1990Muscle"))
+    return MBS_MUSCLE_DELP1990;
   return -1;
+}
+
+// a tabulated muscle curve (<field> holding an OpenSim function) into c; kept when absent;
+// *given set when the file has it
+static int muscle_curve(mbs_osim_model* m, xmlNodePtr e, const char* field, mbs_muscle_curve* c,
+                        int* given, const char* kind, const char* nm) {
+  xmlNodePtr fn = first_elem(child(e, field));
+  if (given) *given = fn != NULL;
+  if (!fn) return 1;
+  const char* t = tag(fn);
+  int nx = 0, ny = 0;
+  const double* x = NULL;
+  const double* y = NULL;
+  mbs_function_type type;
+  double coef[4];
+  if (!strcmp(t, "SimmSpline") || !strcmp(t, "NaturalCubicSpline") || !strcmp(t, "GCVSpline") ||
+      !strcmp(t, "PiecewiseLinearFunction")) {
+    xmlNodePtr cx = child(fn, "x"), cy = child(fn, "y");
+    if (!cx || !cy) {
+      fail_at(m, line_of(fn), kind, nm, MBS_ERR_PARSE, "%s: %s needs <x> and <y>", field, t);
+      return 0;
+    }
+    x = read_list(m, cx, &nx, kind, nm);
+    y = x ? read_list(m, cy, &ny, kind, nm) : NULL;
+    if (!x || !y) return 0;
+    if (nx != ny) {
+      fail_at(m, line_of(fn), kind, nm, MBS_ERR_PARSE, "%s: %d x values and %d y values",
+              field, nx, ny);
+      return 0;
+    }
+    type = !strcmp(t, "SimmSpline") ? MBS_FUNC_SIMM_SPLINE
+           : !strcmp(t, "PiecewiseLinearFunction") ? MBS_FUNC_PIECEWISE_LINEAR
+                                                   : MBS_FUNC_NATURAL_CUBIC_SPLINE;
+  } else if (!strcmp(t, "Constant")) {
+    if (!read_numbers(m, fn, "value", coef, 1, kind, nm)) return 0;
+    type = MBS_FUNC_CONSTANT;
+    x = coef;
+    nx = 1;
+  } else if (!strcmp(t, "LinearFunction")) {
+    if (!read_numbers(m, fn, "coefficients", coef, 2, kind, nm)) return 0;
+    type = MBS_FUNC_LINEAR;
+    x = coef;
+    nx = 2;
+  } else {
+    fail_at(m, line_of(fn), kind, nm, MBS_ERR_TOPOLOGY, "%s: function type %s is not supported "
+            "for a muscle curve", field, t);
+    return 0;
+  }
+  mbs_error ce;
+  if (mbs_muscle_curve_set(c, type, nx, x, y, &ce)) {
+    fail_at(m, line_of(fn), kind, nm, MBS_ERR_PARSE, "%s: %s", field, ce.message);
+    return 0;
+  }
+  return 1;
 }
 
 // a number property of element e (or of its child element `sub`), kept when absent
@@ -1537,6 +1595,27 @@ static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
          muscle_number(m, e, "TendonForceLengthCurve", "curviness", &c->fse_curviness, kind,
                        nm);
     ignore_tc = read_bool(m, e, "ignore_tendon_compliance", 0);
+  } else if (mk == MBS_MUSCLE_SCHUTTE1993 || mk == MBS_MUSCLE_DELP1990) {
+    mbs_simm_muscle_params* q = &p.simm;
+    int passive_given = 0;
+    // older files call the pennation property pennation_angle
+    ok = muscle_number(m, e, NULL, "pennation_angle", &p.pennation_angle_at_optimal, kind, nm) &&
+         muscle_number(m, e, NULL, "time_scale", &q->time_scale, kind, nm) &&
+         muscle_number(m, e, NULL, "activation1", &q->activation1, kind, nm) &&
+         muscle_number(m, e, NULL, "activation2", &q->activation2, kind, nm) &&
+         muscle_number(m, e, NULL, "damping", &q->damping, kind, nm) &&
+         muscle_number(m, e, NULL, "mass", &q->mass, kind, nm) &&
+         muscle_curve(m, e, "tendon_force_length_curve", &q->tendon_force_length_curve, NULL,
+                      kind, nm) &&
+         muscle_curve(m, e, "active_force_length_curve", &q->active_force_length_curve, NULL,
+                      kind, nm) &&
+         muscle_curve(m, e, "passive_force_length_curve", &q->passive_force_length_curve,
+                      &passive_given, kind, nm) &&
+         (mk != MBS_MUSCLE_DELP1990 ||
+          muscle_curve(m, e, "force_velocity_curve", &q->force_velocity_curve, NULL, kind, nm));
+    // a passive curve in the file replaces Schutte's exponential (OpenSim: a property the file
+    // sets is no longer at its default)
+    if (passive_given) q->passive_force_length_curve_is_default = 0;
   } else if (mk == MBS_MUSCLE_DEGROOTE2016) {
     mbs_degroote2016_curve_params* d = &p.degroote;
     ok = muscle_number(m, e, NULL, "fiber_damping", &p.fiber_damping, kind, nm) &&

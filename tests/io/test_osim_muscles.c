@@ -495,6 +495,78 @@ static void test_simulate(const char* name) {
   mbs_osim_free(m);
 }
 
+//---------------------------------- deprecated muscles -----------------------------------------
+
+// tug_of_war with its muscles read as OpenSim's Schutte1993Muscle_Deprecated or
+// Delp1990Muscle_Deprecated (their default curves): the equilibrium at the start, and the block
+// settling where the two colinear tendon forces balance
+static void test_deprecated(const char* kind) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/models/tug_of_war.osim", data);
+  char* text = read_text(path);
+  EXPECT_TRUE(text != NULL);
+  if (!text) return;
+  // every "Thelen2003Muscle" tag renamed
+  const char* from = "Thelen2003Muscle";
+  size_t n = 0;
+  for (const char* p = strstr(text, from); p; p = strstr(p + 1, from)) n++;
+  char* mt = malloc(strlen(text) + n * strlen(kind) + 1);
+  char* o = mt;
+  for (const char* p = text;;) {
+    const char* q = strstr(p, from);
+    if (!q) {
+      strcpy(o, p);
+      break;
+    }
+    memcpy(o, p, (size_t)(q - p));
+    o += q - p;
+    strcpy(o, kind);
+    o += strlen(kind);
+    p = q + strlen(from);
+  }
+  mbs_error err;
+  mbs_osim_model* m = mbs_osim_parse(mt, strlen(mt), path, NULL, &err);
+  EXPECT_TRUE(m != NULL);
+  if (!m) {
+    printf("%s: %s\n", kind, err.message);
+  } else {
+    const mbs_system* sys = mbs_osim_system(m);
+    mbs_state* st = mbs_state_create(sys);
+    EXPECT_OK(mbs_osim_default_state(m, st));
+    const int f1 = mbs_force_find(sys, "muscle1"), f2 = mbs_force_find(sys, "muscle2");
+    for (int c = 0; c < mbs_system_ncontrol(sys); c++) {
+      if (mbs_control_force(sys, c) == f1) mbs_state_upd_controls(st)[c] = 0.5;
+      if (mbs_control_force(sys, c) == f2) mbs_state_upd_controls(st)[c] = 0.2;
+    }
+    int nb = 0, slack = 0, clamped = 0;
+    double wv = 0;
+    char w[512];
+    const double r0 = check_balance(sys, st, &nb, &slack, &clamped, &wv, w, sizeof(w));
+    mbs_simulation_options o2;
+    mbs_simulation_options_default(&o2);
+    o2.integ.accuracy = 1e-6;
+    const int rc = mbs_simulate(sys, st, 6.0, &o2, NULL, 0, NULL, NULL, NULL);
+    EXPECT_OK(rc);
+    if (rc) printf("%s: %s\n", kind, mbs_state_error(st)->message);
+    mbs_muscle_report a, b;
+    EXPECT_OK(mbs_realize_dynamics(sys, st));
+    EXPECT_OK(mbs_get_muscle_report(sys, st, f1, &a));
+    EXPECT_OK(mbs_get_muscle_report(sys, st, f2, &b));
+    double q, u;
+    mbs_osim_get_coordinates(m, st, &q, &u);
+    printf("%s: start balanced to %.2e F_max; after 6 s block at %.5f m (speed %.1e), tendon "
+           "forces %.3f and %.3f N\n", kind, r0, q, u, a.tendon_force, b.tendon_force);
+    EXPECT_TRUE(r0 < 1e-6);
+    EXPECT_EQ_INT(nb, 2);
+    EXPECT_NEAR(a.tendon_force, b.tendon_force, 1e-4);
+    EXPECT_TRUE(fabs(u) < 1e-3);
+    mbs_state_destroy(st);
+    mbs_osim_free(m);
+  }
+  free(mt);
+  free(text);
+}
+
 //---------------------------------- controls files ---------------------------------------------
 
 static double excitation_at(const mbs_osim_model* m, mbs_state* st, const char* muscle,
@@ -650,6 +722,8 @@ int main(int argc, char** argv) {
   test_equilibrium("gait2392_millard2012muscle");
   test_equilibrium("rajagopal2016");
   test_tug_of_war();
+  test_deprecated("Schutte1993Muscle_Deprecated");
+  test_deprecated("Delp1990Muscle_Deprecated");
   test_controls();
   test_simulate("arm26");
   test_simulate("gait2392_thelen2003muscle");
