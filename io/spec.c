@@ -785,17 +785,48 @@ static int read_parameters(spec_ctx* c, mbs_study_spec* s, struct fy_node* list,
 // ---------------------------------------------------------------------------------------------
 // outputs
 
-static const char* const output_keys[] = {"trajectories", "bodies", "contacts", "scalars"};
-enum { OUT_TRAJ, OUT_BODIES, OUT_CONTACTS, OUT_SCALARS, OUT_N };
+static const char* const output_keys[] = {"trajectories", "bodies",         "contacts",
+                                          "muscles",      "muscle_outputs", "scalars"};
+enum { OUT_TRAJ, OUT_BODIES, OUT_CONTACTS, OUT_MUSCLES, OUT_MUSCLE_OUTPUTS, OUT_SCALARS, OUT_N };
 
-static const char* const traj_names[] = {"q",      "u",        "z",        "com",
-                                         "bodies", "contacts", "reactions"};
+// in the order of the MBS_OUT_* flags
+static const char* const traj_names[] = {"q",      "u",        "z",         "com",
+                                         "bodies", "contacts", "reactions", "muscles"};
 #define NTRAJ ((int)(sizeof(traj_names) / sizeof(traj_names[0])))
+#define TRAJ_NAME_LIST "q, u, z, com, bodies, contacts, reactions, muscles"
 
-static const char* const scalar_keys[] = {"name", "of", "coordinate", "component", "at", "event"};
-enum { SC_NAME, SC_OF, SC_COORD, SC_COMPONENT, SC_AT, SC_EVENT, SC_N };
+static const char* const scalar_keys[] = {"name", "of",    "coordinate", "component",
+                                          "at",   "event", "output"};
+enum { SC_NAME, SC_OF, SC_COORD, SC_COMPONENT, SC_AT, SC_EVENT, SC_OUTPUT, SC_N };
 
 static const char* const at_names[] = {"final", "max", "min", "mean"};
+
+// the fields of mbs_muscle_report a study records, in the order of mbs_spec_muscle_output
+static const char* const muscle_output_names[MBS_MUSCLE_OUT_COUNT] = {
+    "tendon_force",     "fiber_length",       "fiber_velocity",      "normalized_fiber_length",
+    "normalized_fiber_velocity", "activation", "excitation",         "pennation_angle",
+    "active_fiber_force", "passive_fiber_force", "muscle_power",     "tendon_length"};
+static const char* const muscle_output_units[MBS_MUSCLE_OUT_COUNT] = {
+    "N", "m", "m/s", "1", "1", "1", "1", "rad", "N", "N", "W", "m"};
+#define MUSCLE_OUTPUT_LIST                                                                     \
+  "tendon_force, fiber_length, fiber_velocity, normalized_fiber_length, "                     \
+  "normalized_fiber_velocity, activation, excitation, pennation_angle, active_fiber_force, "   \
+  "passive_fiber_force, muscle_power, tendon_length"
+
+const char* mbs_spec_muscle_output_name(int field) {
+  return field >= 0 && field < MBS_MUSCLE_OUT_COUNT ? muscle_output_names[field] : NULL;
+}
+
+const char* mbs_spec_muscle_output_unit(int field) {
+  return field >= 0 && field < MBS_MUSCLE_OUT_COUNT ? muscle_output_units[field] : NULL;
+}
+
+// a muscle field by name, or -1
+static int muscle_output_find(const char* name) {
+  for (int k = 0; k < MBS_MUSCLE_OUT_COUNT; k++)
+    if (!strcmp(name, muscle_output_names[k])) return k;
+  return -1;
+}
 
 // a list of distinct names
 static int read_names(spec_ctx* c, struct fy_node* list, int line, const char* kp, char*** out,
@@ -840,8 +871,8 @@ static int read_scalar(spec_ctx* c, const mbs_study_spec* s, struct fy_node* n, 
                   s->scalars[j].line);
 
   if (f[SC_EVENT].present) {
-    for (int k = SC_OF; k <= SC_AT; k++)
-      if (f[k].present) {
+    for (int k = SC_OF; k < SC_N; k++)
+      if (k != SC_EVENT && f[k].present) {
         kp_key(sub, kp, scalar_keys[k]);
         return fail(c, MBS_ERR_PARSE, f[k].line, sub,
                     "an event scalar is the event's time; '%s' does not apply", scalar_keys[k]);
@@ -853,19 +884,49 @@ static int read_scalar(spec_ctx* c, const mbs_study_spec* s, struct fy_node* n, 
     return fail(c, MBS_ERR_ARGUMENT, node_line(f[SC_EVENT].value, f[SC_EVENT].line), sub,
                 "no event named '%.60s' in simulation.events", sc->event);
   }
+  sc->output = -1;
   if (!f[SC_OF].present)
     return fail(c, MBS_ERR_PARSE, sc->line, kp,
-                "needs 'of' (q, u, com, body:<name>) or 'event' (an event's time)");
+                "needs 'of' (q, u, com, body:<name>, muscle:<name>) or 'event' (an event's "
+                "time)");
   kp_key(sub, kp, "of");
   if ((rc = get_string(c, f[SC_OF].value, f[SC_OF].line, sub, &sc->of))) return rc;
   const int is_coord = !strcmp(sc->of, "q") || !strcmp(sc->of, "u");
   const int is_body = !strncmp(sc->of, "body:", 5);
+  const int is_muscle = !strncmp(sc->of, "muscle:", 7);
   if (is_body && sc->of[5] == '\0')
     return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub, "'body:' needs a body name");
-  if (!is_coord && !is_body && strcmp(sc->of, "com"))
+  if (is_muscle && sc->of[7] == '\0')
+    return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub, "'muscle:' needs a muscle name");
+  if (is_muscle && strpbrk(sc->of + 7, "*?["))
     return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub,
-                "unknown quantity '%.60s' (q, u, com, body:<name>)", sc->of);
-  if (is_coord) {
+                "'%.60s': a scalar is one muscle's (no * or ?)", sc->of);
+  if (!is_coord && !is_body && !is_muscle && strcmp(sc->of, "com"))
+    return fail(c, MBS_ERR_ARGUMENT, f[SC_OF].line, sub,
+                "unknown quantity '%.60s' (q, u, com, body:<name>, muscle:<name>)", sc->of);
+  if (!is_muscle && f[SC_OUTPUT].present) {
+    kp_key(sub, kp, "output");
+    return fail(c, MBS_ERR_PARSE, f[SC_OUTPUT].line, sub,
+                "only with of: muscle:<name> (a muscle's field)");
+  }
+  if (is_muscle) {
+    for (int k = SC_COORD; k <= SC_COMPONENT; k++)
+      if (f[k].present) {
+        kp_key(sub, kp, scalar_keys[k]);
+        return fail(c, MBS_ERR_PARSE, f[k].line, sub,
+                    "not used with of: %.60s (give output: %s)", sc->of, MUSCLE_OUTPUT_LIST);
+      }
+    if (!f[SC_OUTPUT].present) return missing(c, sc->line, kp, "output");
+    kp_key(sub, kp, "output");
+    char* field = NULL;
+    if ((rc = get_string(c, f[SC_OUTPUT].value, f[SC_OUTPUT].line, sub, &field))) return rc;
+    sc->output = muscle_output_find(field);
+    if (sc->output < 0)
+      rc = fail(c, MBS_ERR_ARGUMENT, f[SC_OUTPUT].line, sub,
+                "unknown muscle output '%.60s' (%s)", field, MUSCLE_OUTPUT_LIST);
+    free(field);
+    if (rc) return rc;
+  } else if (is_coord) {
     if (f[SC_COMPONENT].present) {
       kp_key(sub, kp, "component");
       return fail(c, MBS_ERR_PARSE, f[SC_COMPONENT].line, sub,
@@ -913,12 +974,86 @@ static int scalar_item(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int li
   return read_scalar(c, s, n, line, kp, i, &s->scalars[i]);
 }
 
+// outputs.muscles: a list of muscle names or patterns (or one), each with its line
+static int read_muscles(spec_ctx* c, mbs_study_spec* s, field* f, const char* kp) {
+  s->muscles_line = f->line;
+  struct fy_node* list = f->value;
+  const int one = !is_list(list);
+  if (one && (is_null(list) || fy_node_get_type(list) != FYNT_SCALAR))
+    return expected(c, list, f->line, kp, "a list of muscle names or patterns");
+  const int count = one ? 1 : fy_node_sequence_item_count(list);
+  if (count > 0) {
+    s->muscles = calloc((size_t)count, sizeof(char*));
+    s->muscle_lines = calloc((size_t)count, sizeof(int));
+    if (!s->muscles || !s->muscle_lines) return no_memory(c, f->line, kp);
+  }
+  for (int i = 0; i < count; i++) {
+    struct fy_node* item = one ? list : fy_node_sequence_get_by_index(list, i);
+    char ikp[KP_LEN];
+    if (one) snprintf(ikp, sizeof(ikp), "%s", kp);
+    else kp_index(ikp, kp, i);
+    const int iline = node_line(item, f->line);
+    int rc = get_string(c, item, f->line, ikp, &s->muscles[i]);
+    if (rc) return rc;
+    s->muscle_lines[i] = iline;
+    s->nmuscles = i + 1;
+    if (strchr(s->muscles[i], '/'))
+      return fail(c, MBS_ERR_ARGUMENT, iline, ikp,
+                  "'%.60s': a muscle's name (the last segment of /forceset/<muscle>)",
+                  s->muscles[i]);
+    for (int j = 0; j < i; j++)
+      if (strcmp(s->muscles[j], s->muscles[i]) == 0)
+        return fail(c, MBS_ERR_ARGUMENT, iline, ikp, "'%.60s' is listed twice", s->muscles[i]);
+  }
+  return MBS_OK;
+}
+
+// outputs.muscle_outputs: a list of muscle fields (or one)
+static int read_muscle_outputs(spec_ctx* c, mbs_study_spec* s, field* f, const char* kp) {
+  struct fy_node* list = f->value;
+  const int one = !is_list(list);
+  if (one && (is_null(list) || fy_node_get_type(list) != FYNT_SCALAR))
+    return expected(c, list, f->line, kp, "a list of muscle outputs");
+  const int count = one ? 1 : fy_node_sequence_item_count(list);
+  if (count == 0)
+    return fail(c, MBS_ERR_ARGUMENT, f->line, kp, "is empty (%s)", MUSCLE_OUTPUT_LIST);
+  for (int i = 0; i < count; i++) {
+    struct fy_node* item = one ? list : fy_node_sequence_get_by_index(list, i);
+    char ikp[KP_LEN];
+    if (one) snprintf(ikp, sizeof(ikp), "%s", kp);
+    else kp_index(ikp, kp, i);
+    const int iline = node_line(item, f->line);
+    char* name = NULL;
+    int rc = get_string(c, item, f->line, ikp, &name);
+    if (rc) return rc;
+    const int k = muscle_output_find(name);
+    if (k < 0)
+      rc = fail(c, MBS_ERR_ARGUMENT, iline, ikp, "unknown muscle output '%.60s' (%s)", name,
+                MUSCLE_OUTPUT_LIST);
+    for (int j = 0; !rc && j < s->nmuscle_outputs; j++)
+      if (s->muscle_outputs[j] == k)
+        rc = fail(c, MBS_ERR_ARGUMENT, iline, ikp, "'%.60s' is listed twice", name);
+    free(name);
+    if (rc) return rc;
+    s->muscle_outputs[s->nmuscle_outputs++] = k;
+  }
+  return MBS_OK;
+}
+
 static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "outputs";
   field f[OUT_N];
   char sub[KP_LEN];
   int rc = read_map(c, n, line, kp, output_keys, OUT_N, f);
   if (rc) return rc;
+  if (f[OUT_MUSCLES].present) {
+    kp_key(sub, kp, "muscles");
+    if ((rc = read_muscles(c, s, &f[OUT_MUSCLES], sub))) return rc;
+  }
+  if (f[OUT_MUSCLE_OUTPUTS].present) {
+    kp_key(sub, kp, "muscle_outputs");
+    if ((rc = read_muscle_outputs(c, s, &f[OUT_MUSCLE_OUTPUTS], sub))) return rc;
+  }
   if (f[OUT_BODIES].present) {
     kp_key(sub, kp, "bodies");
     if ((rc = read_names(c, f[OUT_BODIES].value, f[OUT_BODIES].line, sub, &s->bodies,
@@ -948,8 +1083,8 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
       for (int k = 0; k < NTRAJ; k++)
         if (!strcmp(name, traj_names[k])) found = k;
       if (found < 0) {
-        rc = fail(c, MBS_ERR_ARGUMENT, iline, ikp,
-                  "unknown quantity '%.60s' (q, u, z, com, bodies, contacts, reactions)", name);
+        rc = fail(c, MBS_ERR_ARGUMENT, iline, ikp, "unknown quantity '%.60s' (%s)", name,
+                  TRAJ_NAME_LIST);
         free(name);
         return rc;
       }
@@ -964,7 +1099,27 @@ static int read_outputs(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
       if (flag == MBS_OUT_CONTACTS && s->ncontacts == 0)
         return fail(c, MBS_ERR_ARGUMENT, iline, ikp,
                     "'contacts' needs the contact forces listed in outputs.contacts");
+      if (flag == MBS_OUT_MUSCLES && s->nmuscles == 0)
+        return fail(c, MBS_ERR_ARGUMENT, iline, ikp,
+                    "'muscles' needs the muscles listed in outputs.muscles (\"*\": every "
+                    "muscle)");
     }
+  }
+  if (s->nmuscles > 0 && !(s->outputs & MBS_OUT_MUSCLES)) {
+    kp_key(sub, kp, "muscles");
+    return fail(c, MBS_ERR_ARGUMENT, f[OUT_MUSCLES].line, sub,
+                "muscles are listed but 'muscles' is not in outputs.trajectories");
+  }
+  if (s->nmuscle_outputs > 0 && !(s->outputs & MBS_OUT_MUSCLES)) {
+    kp_key(sub, kp, "muscle_outputs");
+    return fail(c, MBS_ERR_ARGUMENT, f[OUT_MUSCLE_OUTPUTS].line, sub,
+                "muscle outputs are listed but 'muscles' is not in outputs.trajectories");
+  }
+  if ((s->outputs & MBS_OUT_MUSCLES) && s->nmuscle_outputs == 0) {
+    static const int dflt[3] = {MBS_MUSCLE_OUT_TENDON_FORCE, MBS_MUSCLE_OUT_ACTIVATION,
+                                MBS_MUSCLE_OUT_FIBER_LENGTH};
+    memcpy(s->muscle_outputs, dflt, sizeof(dflt));
+    s->nmuscle_outputs = 3;
   }
   if (s->nbodies > 0 && !(s->outputs & MBS_OUT_BODIES)) {
     kp_key(sub, kp, "bodies");
@@ -1631,6 +1786,9 @@ void mbs_spec_free(mbs_study_spec* s) {
   free(s->bodies);
   for (int i = 0; i < s->ncontacts; i++) free(s->contacts[i]);
   free(s->contacts);
+  for (int i = 0; i < s->nmuscles; i++) free(s->muscles[i]);
+  free(s->muscles);
+  free(s->muscle_lines);
   for (int i = 0; i < s->nscalars; i++) {
     free(s->scalars[i].name);
     free(s->scalars[i].of);

@@ -216,8 +216,23 @@ static void print_range(double lo, double hi) {
   else printf("%g .. %g", lo, hi);
 }
 
-// every parameter a study can vary: the System's instance parameters and the coordinates'
-// initial values and speeds
+// the muscles' excitations (their State controls): whether setting one has an effect (not a
+// function of time), from the excitation in effect at two control values
+static int excitation_settable(const mbs_system* sys, mbs_state* st, int c, int force) {
+  const double saved = mbs_state_controls(st)[c];
+  double e[2] = {0, 1};
+  for (int k = 0; k < 2; k++) {
+    mbs_state_upd_controls(st)[c] = 0.25 + 0.5 * k;
+    mbs_muscle_report rep;
+    if (mbs_realize_dynamics(sys, st) || mbs_get_muscle_report(sys, st, force, &rep)) break;
+    e[k] = rep.excitation;
+  }
+  mbs_state_upd_controls(st)[c] = saved;
+  return e[0] != e[1];
+}
+
+// every parameter a study can vary: the System's instance parameters, the muscles' excitations
+// and the coordinates' initial values and speeds
 static int cmd_params(const char* path) {
   mbs_osim_model* m = load(path, "model params", 1);
   if (!m) return 1;
@@ -236,6 +251,17 @@ static int cmd_params(const char* path) {
     print_range(p->lower, p->upper);
     printf("\n");
   }
+  mbs_state* st = mbs_system_ncontrol(sys) > 0 ? mbs_state_create(sys) : NULL;
+  for (int c = 0; st && c < mbs_system_ncontrol(sys); c++) {
+    const int f = mbs_control_force(sys, c);
+    if (f < 0 || strcmp(mbs_force_kind(sys, f), "muscle")) continue;
+    char p[600];
+    snprintf(p, sizeof(p), "/forceset/%s/excitation", mbs_force_name(sys, f));
+    printf("%-56s %-14s %.10g  any (%s)\n", p, "1", mbs_state_controls(st)[c],
+           excitation_settable(sys, st, c, f) ? "the muscle's control"
+                                              : "a function of time in this model: fixed");
+  }
+  mbs_state_destroy(st);
   for (int i = 0; i < mbs_osim_ncoordinate(m); i++) {
     const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
     const int rot = c->motion == MBS_OSIM_ROTATIONAL;

@@ -47,6 +47,9 @@ typedef enum mbs_param_kind {
   MBS_PK_DRIVER,        // read by the driver itself (an axis of its design)
   MBS_PK_FUNCTION,      // an argument of a test function (index: its position)
   MBS_PK_SYSTEM_SET,    // several instance parameters at once (a path with * or ?): linked[]
+                        // (and controls[])
+  MBS_PK_CONTROL,       // a muscle's excitation, "/forceset/<muscle>/excitation": a State
+                        // control set at the sample's start (index: the control)
 } mbs_param_kind;
 
 typedef struct mbs_param_plan {
@@ -63,16 +66,21 @@ typedef struct mbs_param_plan {
   int nlinked;
   int* linked;          // indices into the State's parameter vector
   double* linked_base;  // their model values
+  int ncontrols;        // the muscles' excitations it matched (MBS_PK_SYSTEM_SET)
+  int* controls;        // control indices
+  double* control_base; // their default values
 } mbs_param_plan;
 
 enum { MBS_Q_Q = 0, MBS_Q_U, MBS_Q_COM, MBS_Q_BODY_POS, MBS_Q_BODY_ORI, MBS_Q_CONTACT,
-       MBS_Q_REACTION, MBS_Q_Z };
+       MBS_Q_REACTION, MBS_Q_Z, MBS_Q_MUSCLE };
 
 typedef struct mbs_quantity_plan {
   char* name;
-  int kind, arg;        // arg: body, force or constraint index
+  int kind, arg;        // arg: body, force or constraint index; for MBS_Q_MUSCLE the field
+                        // (mbs_spec_muscle_output)
   int ncomp;
   char** comps;
+  int* forces;          // MBS_Q_MUSCLE: each component's muscle (force index)
   const char* unit;
   long offset;          // first value of this quantity in a sample's trajectory buffer
   int hidden;           // computed for a scalar only: not stored as a trajectory
@@ -170,7 +178,8 @@ int mbs_plan_find_quantity(const mbs_plan* P, int kind, int arg);
 int mbs_plan_find_scalar(const mbs_plan* P, const char* name);
 // A quantity for a driver's use (e.g. the fitted trajectories): the quantity of that kind
 // ("q", "u", "com" or "bodies/<body>/position"), added as a trajectory when the spec's outputs
-// do not record it. Its index, or a negative status.
+// do not record it; or a recorded muscle trajectory ("muscles/<field>"). Its index, or a
+// negative status.
 int mbs_plan_require_quantity(mbs_plan* P, const char* what, mbs_error* err);
 void mbs_plan_free(mbs_plan* P);
 

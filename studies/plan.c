@@ -221,21 +221,68 @@ static int plan_function_params(mbs_plan* P, int first, mbs_error* err) {
   return MBS_OK;
 }
 
+// A name or path against a pattern with * and ? (within a path segment, as a shell's): the
+// matcher of parameter paths, muscle lists and excitations
+static int path_matches(const char* pattern, const char* path) {
+  return fnmatch(pattern, path, FNM_PATHNAME) == 0;
+}
+
+static int is_muscle(const mbs_system* sys, int force) {
+  const char* kind = force >= 0 ? mbs_force_kind(sys, force) : NULL;
+  return kind && !strcmp(kind, "muscle");
+}
+
+// the path "/forceset/<muscle>/excitation" of control c, or 0 when c drives no muscle
+static int excitation_path(const mbs_system* sys, int c, char* buf, size_t n) {
+  const int f = mbs_control_force(sys, c);
+  if (!is_muscle(sys, f)) return 0;
+  snprintf(buf, n, "/forceset/%s/excitation", mbs_force_name(sys, f));
+  return 1;
+}
+
+// A muscle's excitation set through the State's control has an effect unless the model gives it
+// as a function of time (a PrescribedController, a controls file): the excitation in effect at
+// two control values, compared. `st` is a scratch State of the model.
+static int excitation_is_settable(const mbs_system* sys, mbs_state* st, int c) {
+  const int f = mbs_control_force(sys, c);
+  const double saved = mbs_state_controls(st)[c];
+  double e[2] = {0, 1};
+  for (int k = 0; k < 2; k++) {
+    mbs_state_upd_controls(st)[c] = 0.25 + 0.5 * k;
+    mbs_muscle_report rep;
+    if (mbs_realize_dynamics(sys, st) || mbs_get_muscle_report(sys, st, f, &rep)) break;
+    e[k] = rep.excitation;
+  }
+  mbs_state_upd_controls(st)[c] = saved;
+  return e[0] != e[1];
+}
+
+static int fixed_excitation(const mbs_plan* P, const mbs_spec_parameter* p, const char* path,
+                            mbs_error* err) {
+  return mbs_plan_fail(err, MBS_ERR_ARGUMENT, P->spec, p->line,
+                       "parameters: '%s': the muscle's excitation is a function of time in model "
+                       "'%s' (its controller's), not the State's control: a study cannot set it",
+                       path, mbs_osim_name(P->om));
+}
+
 // A path with * or ? (within a segment, as a shell's): every instance parameter it matches
-// (component [k] of each), set together. All must share a unit.
-static int plan_pattern(mbs_plan* P, mbs_param_plan* q, mbs_error* err) {
+// (component [k] of each) and every muscle excitation, set together. All must share a unit.
+static int plan_pattern(mbs_plan* P, mbs_param_plan* q, mbs_state* scratch, mbs_error* err) {
   const mbs_spec_parameter* p = q->spec;
   const mbs_study_spec* sp = P->spec;
   const int nb = mbs_system_nparam_block(P->sys);
+  const int ncontrol = mbs_system_ncontrol(P->sys);
   q->linked = malloc((size_t)(nb + 1) * sizeof(int));
   q->linked_base = malloc((size_t)(nb + 1) * sizeof(double));
-  if (!q->linked || !q->linked_base) return NO_MEMORY(err);
+  q->controls = malloc((size_t)(ncontrol + 1) * sizeof(int));
+  q->control_base = malloc((size_t)(ncontrol + 1) * sizeof(double));
+  if (!q->linked || !q->linked_base || !q->controls || !q->control_base) return NO_MEMORY(err);
   q->lower = -INFINITY;
   q->upper = INFINITY;
   const char* first_path = NULL;
   for (int b = 0; b < nb; b++) {
     const mbs_param_info* info = mbs_system_param_block(P->sys, b);
-    if (fnmatch(p->path, info->path, FNM_PATHNAME) != 0 || p->component >= info->size) continue;
+    if (!path_matches(p->path, info->path) || p->component >= info->size) continue;
     if (q->nlinked > 0 && strcmp(q->unit, info->unit))
       return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
                            "parameters: '%s' matches parameters of different units ('%s' in %s, "
@@ -248,20 +295,36 @@ static int plan_pattern(mbs_plan* P, mbs_param_plan* q, mbs_error* err) {
     q->upper = fmin(q->upper, info->upper);
     q->nlinked++;
   }
-  if (q->nlinked == 0)
+  for (int c = 0; c < ncontrol && p->component == 0; c++) {
+    char path[400];
+    if (!excitation_path(P->sys, c, path, sizeof(path)) || !path_matches(p->path, path))
+      continue;
+    if (q->nlinked > 0 && strcmp(q->unit, "1"))
+      return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
+                           "parameters: '%s' matches parameters of different units ('%s' in %s, "
+                           "'1' in %s)", q->name, q->unit, first_path, path);
+    if (!excitation_is_settable(P->sys, scratch, c)) return fixed_excitation(P, p, path, err);
+    q->unit = "1";
+    q->controls[q->ncontrols] = c;
+    q->control_base[q->ncontrols] = mbs_state_controls(scratch)[c];
+    q->ncontrols++;
+  }
+  if (q->nlinked == 0 && q->ncontrols == 0)
     return mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, p->line,
                          "parameters: '%s' matches no parameter of model '%s' (* and ? match "
                          "within one path segment; see mbstudy model params)", q->name,
                          mbs_osim_name(P->om));
   q->kind = MBS_PK_SYSTEM_SET;
-  q->index = q->linked[0];
-  q->base = q->linked_base[0];
+  q->index = q->nlinked > 0 ? q->linked[0] : -1;
+  q->base = q->nlinked > 0 ? q->linked_base[0] : q->control_base[0];
   if (p->is_scale) {  // the factor itself is the parameter's value
     q->base = 1;
     q->unit = "1 (factor on each matched parameter)";
   }
   return MBS_OK;
 }
+
+static int plan_model_params(mbs_plan* P, int first, mbs_state* scratch, mbs_error* err);
 
 int mbs_plan_params(mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
@@ -287,11 +350,22 @@ int mbs_plan_params(mbs_plan* P, mbs_error* err) {
     }
   }
   if (P->fn) return plan_function_params(P, first, err);
+  // a State of the model's defaults: the controls' default values, and whether they act
+  mbs_state* scratch = P->np > first ? mbs_state_create(P->sys) : NULL;
+  if (P->np > first && !scratch) return NO_MEMORY(err);
+  const int rc = plan_model_params(P, first, scratch, err);
+  mbs_state_destroy(scratch);
+  return rc;
+}
+
+// the spec's parameters from `first` on, resolved against the model
+static int plan_model_params(mbs_plan* P, int first, mbs_state* scratch, mbs_error* err) {
+  const mbs_study_spec* sp = P->spec;
   for (int i = first; i < P->np; i++) {
     mbs_param_plan* q = &P->par[i];
     const mbs_spec_parameter* p = q->spec;
     if (strpbrk(p->path, "*?")) {
-      const int rc = plan_pattern(P, q, err);
+      const int rc = plan_pattern(P, q, scratch, err);
       if (rc) return rc;
       continue;
     }
@@ -328,6 +402,24 @@ int mbs_plan_params(mbs_plan* P, mbs_error* err) {
       q->unit = kind == MBS_PK_COORD_VALUE ? (rot ? "rad" : "m") : (rot ? "rad/s" : "m/s");
       continue;
     }
+    // a muscle's excitation: its State control
+    int control = -1;
+    char path[400];
+    for (int k = 0; k < mbs_system_ncontrol(P->sys) && control < 0; k++)
+      if (excitation_path(P->sys, k, path, sizeof(path)) && !strcmp(path, p->path)) control = k;
+    if (control >= 0) {
+      if (p->component != 0)
+        return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, p->line,
+                             "parameters: '%s' has 1 component; [%d] is out of range", p->path,
+                             p->component);
+      if (!excitation_is_settable(P->sys, scratch, control))
+        return fixed_excitation(P, p, p->path, err);
+      q->kind = MBS_PK_CONTROL;
+      q->index = control;
+      q->base = mbs_state_controls(scratch)[control];
+      q->unit = "1";
+      continue;
+    }
     // the closest known paths, to help
     char hint[600] = "";
     const char* slash = strrchr(p->path, '/');
@@ -341,6 +433,13 @@ int mbs_plan_params(mbs_plan* P, mbs_error* err) {
         shown++;
       }
     }
+    for (int k = 0; k < mbs_system_ncontrol(P->sys) && shown < 5; k++)
+      if (prefix && excitation_path(P->sys, k, path, sizeof(path)) &&
+          !strncmp(path, p->path, prefix) && path[prefix] == '/') {
+        strncat(hint, shown ? ", " : "; the model has e.g. ", sizeof(hint) - strlen(hint) - 1);
+        strncat(hint, path, sizeof(hint) - strlen(hint) - 1);
+        shown++;
+      }
     return mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, p->line,
                          "parameters: '%s' is not a parameter of model '%s'%s", p->path,
                          mbs_osim_name(P->om), hint);
@@ -447,6 +546,89 @@ static int add_basic_quantity(mbs_plan* P, int kind, int arg, int hidden) {
   return rc;
 }
 
+// a muscle field of the muscles forces[0..n-1], "muscles/<field>" (hidden: for a scalar only)
+static int add_muscle_quantity(mbs_plan* P, int field, const int* forces, int n, int hidden) {
+  const char** names = calloc((size_t)n + 1, sizeof(char*));
+  int* fs = malloc(((size_t)n + 1) * sizeof(int));
+  if (!names || !fs) {
+    free(names);
+    free(fs);
+    return MBS_ERR_NO_MEMORY;
+  }
+  for (int k = 0; k < n; k++) names[k] = mbs_force_name(P->sys, forces[k]);
+  memcpy(fs, forces, (size_t)n * sizeof(int));
+  char nm[300];
+  snprintf(nm, sizeof(nm), "muscles/%s", mbs_spec_muscle_output_name(field));
+  const int rc = add_quantity(P, nm, MBS_Q_MUSCLE, field, n, names,
+                              mbs_spec_muscle_output_unit(field));
+  free(names);
+  if (rc) {
+    free(fs);
+    return rc;
+  }
+  P->quant[P->nquant - 1].forces = fs;
+  P->quant[P->nquant - 1].hidden = hidden;
+  return MBS_OK;
+}
+
+// the model's muscles as "a, b, c, ..." (for messages)
+static void muscle_list(const mbs_system* sys, char* buf, size_t cap) {
+  buf[0] = '\0';
+  int shown = 0;
+  for (int f = 0; f < mbs_system_nforce(sys); f++) {
+    if (!is_muscle(sys, f)) continue;
+    if (shown == 6) {
+      strncat(buf, ", ...", cap - strlen(buf) - 1);
+      break;
+    }
+    strncat(buf, shown ? ", " : "", cap - strlen(buf) - 1);
+    strncat(buf, mbs_force_name(sys, f), cap - strlen(buf) - 1);
+    shown++;
+  }
+}
+
+// outputs.muscles resolved to muscles (in the list's order, each pattern's matches in the
+// model's order, each muscle once), and one trajectory per field of outputs.muscle_outputs
+static int plan_muscles(mbs_plan* P, mbs_error* err) {
+  const mbs_study_spec* sp = P->spec;
+  const mbs_system* sys = P->sys;
+  const int nf = mbs_system_nforce(sys);
+  int nmuscle = 0;
+  for (int f = 0; f < nf; f++) nmuscle += is_muscle(sys, f);
+  if (nmuscle == 0)
+    return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, sp->muscles_line,
+                         "outputs.muscles: model '%s' has no muscles", mbs_osim_name(P->om));
+  int* chosen = malloc((size_t)nmuscle * sizeof(int));
+  if (!chosen) return NO_MEMORY(err);
+  int n = 0, rc = MBS_OK;
+  char list[400];
+  for (int i = 0; i < sp->nmuscles && !rc; i++) {
+    int matched = 0;
+    for (int f = 0; f < nf; f++) {
+      if (!is_muscle(sys, f) || !path_matches(sp->muscles[i], mbs_force_name(sys, f))) continue;
+      matched++;
+      int seen = 0;
+      for (int k = 0; k < n; k++) seen = seen || chosen[k] == f;
+      if (!seen) chosen[n++] = f;
+    }
+    if (matched) continue;
+    const int f = mbs_force_find(sys, sp->muscles[i]);
+    muscle_list(sys, list, sizeof(list));
+    if (f >= 0)
+      rc = mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, sp->muscle_lines[i],
+                         "outputs.muscles: '%s' is a %s, not a muscle (the model's muscles: %s)",
+                         sp->muscles[i], mbs_force_kind(sys, f), list);
+    else
+      rc = mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, sp->muscle_lines[i],
+                         "outputs.muscles: '%s' matches no muscle of model '%s' (its muscles: "
+                         "%s)", sp->muscles[i], mbs_osim_name(P->om), list);
+  }
+  for (int j = 0; j < sp->nmuscle_outputs && !rc; j++)
+    if (add_muscle_quantity(P, sp->muscle_outputs[j], chosen, n, 0)) rc = NO_MEMORY(err);
+  free(chosen);
+  return rc;
+}
+
 int mbs_plan_outputs(mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
   const mbs_system* sys = P->sys;
@@ -538,6 +720,7 @@ int mbs_plan_outputs(mbs_plan* P, mbs_error* err) {
       rc |= add_quantity(P, nm, MBS_Q_REACTION, c, 6, mf, "N m, N");
     }
   if (rc) return NO_MEMORY(err);
+  if ((sp->outputs & MBS_OUT_MUSCLES) && (rc = plan_muscles(P, err))) return rc;
   P->nframes = (int)floor(sp->duration / sp->output_interval * (1 + 1e-12)) + 1;
   P->times = malloc((size_t)P->nframes * sizeof(double));
   if (!P->times) return NO_MEMORY(err);
@@ -569,9 +752,18 @@ int mbs_plan_require_quantity(mbs_plan* P, const char* what, mbs_error* err) {
     if (arg < 0)
       return MBS_FAIL(err, MBS_ERR_UNKNOWN_NAME, "study", "'%s': '%s' is not a body of the model",
                       what, body);
+  } else if (!strncmp(what, "muscles/", 8)) {
+    for (int k = 0; k < P->nquant; k++)
+      if (P->quant[k].kind == MBS_Q_MUSCLE && !P->quant[k].hidden &&
+          !strcmp(P->quant[k].name, what))
+        return k;
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "study",
+                    "'%s' is not among the recorded trajectories (outputs.trajectories: muscles, "
+                    "with outputs.muscles and outputs.muscle_outputs)", what);
   } else {
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "study",
-                    "'%s' is not a trajectory (q, u, com, bodies/<body>/position)", what);
+                    "'%s' is not a trajectory (q, u, com, bodies/<body>/position, "
+                    "muscles/<field>)", what);
   }
   int k = mbs_plan_find_quantity(P, kind, arg);
   if (k >= 0) {
@@ -748,6 +940,33 @@ int mbs_plan_events_and_scalars(mbs_plan* P, mbs_error* err) {
                              s->of + 5);
       p->comp = s->component;
       p->unit = "m";
+    } else if (!strncmp(s->of, "muscle:", 7)) {
+      const int f = mbs_force_find(P->sys, s->of + 7);
+      if (!is_muscle(P->sys, f)) {
+        char list[400];
+        muscle_list(P->sys, list, sizeof(list));
+        return mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, s->line,
+                             "scalars: '%s': '%s' is not a muscle of model '%s' (%s%s)", s->name,
+                             s->of + 7, mbs_osim_name(P->om), list[0] ? "its muscles: " : "",
+                             list[0] ? list : "it has none");
+      }
+      p->unit = mbs_spec_muscle_output_unit(s->output);
+      // a trajectory of the field that holds the muscle, else one of its own, not stored
+      for (int k = 0; k < P->nquant && p->index < 0; k++) {
+        const mbs_quantity_plan* q = &P->quant[k];
+        for (int c = 0; q->kind == MBS_Q_MUSCLE && q->arg == s->output && c < q->ncomp; c++)
+          if (q->forces[c] == f) {
+            p->index = k;
+            p->comp = c;
+            break;
+          }
+      }
+      if (p->index < 0) {
+        if (add_muscle_quantity(P, s->output, &f, 1, 1)) return NO_MEMORY(err);
+        p->index = P->nquant - 1;
+        p->comp = 0;
+      }
+      continue;
     } else {
       return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, s->line,
                            "scalars: '%s': unknown quantity '%s'", s->name, s->of);
@@ -768,6 +987,8 @@ void mbs_plan_free(mbs_plan* P) {
     free(P->par[i].name);
     free(P->par[i].linked);
     free(P->par[i].linked_base);
+    free(P->par[i].controls);
+    free(P->par[i].control_base);
     if (P->par[i].kind == MBS_PK_DRIVER) free((void*)P->dist[i].values);
   }
   free(P->par);
@@ -775,6 +996,7 @@ void mbs_plan_free(mbs_plan* P) {
   for (int i = 0; i < P->nquant; i++) {
     for (int k = 0; k < P->quant[i].ncomp; k++) free(P->quant[i].comps[k]);
     free(P->quant[i].comps);
+    free(P->quant[i].forces);
     free(P->quant[i].name);
   }
   free(P->quant);

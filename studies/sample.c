@@ -1,7 +1,8 @@
-// One sample (engine.h): the parameters into a State copied from the pristine one, the
-// initial coordinates, assembly, the driver's preparation, the simulation with the spec's
-// events (and the driver's), the trajectories at every report, the scalars, and the driver's
-// per-sample results. A test function is evaluated instead of simulated.
+// One sample (engine.h): the parameters (and muscle excitations) into a State copied from the
+// pristine one, the initial coordinates, assembly, the driver's preparation, the muscles'
+// equilibrium, the simulation with the spec's events (and the driver's), the trajectories at
+// every report, the scalars, and the driver's per-sample results. A test function is evaluated
+// instead of simulated.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,25 @@ void mbs_sample_destroy(mbs_sample* r) {
   free(s);
 }
 
+// field `field` (mbs_spec_muscle_output) of a muscle report
+static double muscle_field(const mbs_muscle_report* m, int field) {
+  switch (field) {
+    case MBS_MUSCLE_OUT_TENDON_FORCE: return m->tendon_force;
+    case MBS_MUSCLE_OUT_FIBER_LENGTH: return m->fiber_length;
+    case MBS_MUSCLE_OUT_FIBER_VELOCITY: return m->fiber_velocity;
+    case MBS_MUSCLE_OUT_NORMALIZED_FIBER_LENGTH: return m->normalized_fiber_length;
+    case MBS_MUSCLE_OUT_NORMALIZED_FIBER_VELOCITY: return m->normalized_fiber_velocity;
+    case MBS_MUSCLE_OUT_ACTIVATION: return m->activation;
+    case MBS_MUSCLE_OUT_EXCITATION: return m->excitation;
+    case MBS_MUSCLE_OUT_PENNATION_ANGLE: return m->pennation_angle;
+    case MBS_MUSCLE_OUT_ACTIVE_FIBER_FORCE: return m->active_fiber_force;
+    case MBS_MUSCLE_OUT_PASSIVE_FIBER_FORCE: return m->passive_fiber_force;
+    case MBS_MUSCLE_OUT_MUSCLE_POWER: return m->muscle_power;
+    case MBS_MUSCLE_OUT_TENDON_LENGTH: return m->tendon_length;
+    default: return NAN;
+  }
+}
+
 static void quantity_values(const mbs_plan* P, const mbs_quantity_plan* q, mbs_state* st,
                             double* out) {
   const mbs_system* sys = P->sys;
@@ -114,6 +134,16 @@ static void quantity_values(const mbs_plan* P, const mbs_quantity_plan* q, mbs_s
         memcpy(out + 7 * k, rep[k].force, 3 * sizeof(double));
         memcpy(out + 7 * k + 3, rep[k].point, 3 * sizeof(double));
         out[7 * k + 6] = rep[k].penetration;
+      }
+      break;
+    }
+    case MBS_Q_MUSCLE: {  // the muscles' reports, from the State realized to Dynamics
+      const int ok = mbs_realize_dynamics(sys, st) == MBS_OK;
+      for (int k = 0; k < q->ncomp; k++) {
+        mbs_muscle_report m;
+        out[k] = ok && mbs_get_muscle_report(sys, st, q->forces[k], &m) == MBS_OK
+                     ? muscle_field(&m, q->arg)
+                     : NAN;
       }
       break;
     }
@@ -270,13 +300,18 @@ int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine) {
   mbs_state_copy(sys, st, pristine);
   mbs_error_clear((mbs_error*)mbs_state_error(st));
   double* prm = mbs_state_upd_params(st);
+  double* ctl = mbs_system_ncontrol(sys) > 0 ? mbs_state_upd_controls(st) : NULL;
   for (int i = 0; i < P->np; i++)
     if (P->par[i].kind == MBS_PK_SYSTEM) {
       prm[P->par[i].index] = r->params[i];
+    } else if (P->par[i].kind == MBS_PK_CONTROL) {  // a muscle's excitation
+      ctl[P->par[i].index] = r->params[i];
     } else if (P->par[i].kind == MBS_PK_SYSTEM_SET) {
       const mbs_param_plan* q = &P->par[i];
       for (int k = 0; k < q->nlinked; k++)
         prm[q->linked[k]] = q->is_scale ? r->params[i] * q->linked_base[k] : r->params[i];
+      for (int k = 0; k < q->ncontrols; k++)
+        ctl[q->controls[k]] = q->is_scale ? r->params[i] * q->control_base[k] : r->params[i];
     }
   // initial coordinates: the model's defaults, then the sampled ones
   const int nc = mbs_osim_ncoordinate(P->om);

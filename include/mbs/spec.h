@@ -40,14 +40,20 @@
 //   # and scale per parameter, each (path, component) at most once
 //   outputs:                            # optional
 //     trajectories: [q, u, com, bodies, contacts]   # q, u, z, com, bodies, contacts,
-//                                       # reactions; default [q, u] when not given
+//                                       # reactions, muscles; default [q, u] when not given
 //     bodies: [rod2]                    # positions and orientations of these bodies (with
 //                                       # 'bodies' in trajectories)
 //     contacts: [foot_contact_force]    # contact forces of these forces (with 'contacts')
+//     muscles: [soleus_r, "gas*_r"]     # muscles recorded (with 'muscles'): names or patterns
+//                                       # with * and ? ("*": every muscle), in this order
+//     muscle_outputs: [tendon_force, activation]   # their fields, one trajectory each
+//                                       # (muscles/<field>); default [tendon_force,
+//                                       # activation, fiber_length]; see mbs_spec_muscle_output
 //     scalars:
 //       - {name: q1_end, of: q, coordinate: q1, at: final}     # final | max | min | mean
 //       - {name: rod2_y_max, of: "body:rod2", component: 1, at: max}  # com too: component
 //       - {name: fall_time, event: fall}                       # event time (NaN if none)
+//       - {name: peak_soleus, of: "muscle:soleus_r", output: tendon_force, at: max}
 //   sampling:
 //     count: 1000
 //     seed: 42
@@ -105,12 +111,35 @@ typedef enum mbs_spec_reduce {
   MBS_SPEC_AT_MEAN,            // over the output frames
 } mbs_spec_reduce;
 
+// A muscle's recorded fields (outputs.muscle_outputs, a scalar's `output`), as in
+// mbs_muscle_report
+typedef enum mbs_spec_muscle_output {
+  MBS_MUSCLE_OUT_TENDON_FORCE = 0,          // N
+  MBS_MUSCLE_OUT_FIBER_LENGTH,              // m
+  MBS_MUSCLE_OUT_FIBER_VELOCITY,            // m/s
+  MBS_MUSCLE_OUT_NORMALIZED_FIBER_LENGTH,   // 1
+  MBS_MUSCLE_OUT_NORMALIZED_FIBER_VELOCITY, // 1
+  MBS_MUSCLE_OUT_ACTIVATION,                // 1
+  MBS_MUSCLE_OUT_EXCITATION,                // 1
+  MBS_MUSCLE_OUT_PENNATION_ANGLE,           // rad
+  MBS_MUSCLE_OUT_ACTIVE_FIBER_FORCE,        // N
+  MBS_MUSCLE_OUT_PASSIVE_FIBER_FORCE,       // N
+  MBS_MUSCLE_OUT_MUSCLE_POWER,              // W
+  MBS_MUSCLE_OUT_TENDON_LENGTH,             // m
+  MBS_MUSCLE_OUT_COUNT
+} mbs_spec_muscle_output;
+// its name ("tendon_force") and SI unit ("N"); NULL out of range
+const char* mbs_spec_muscle_output_name(int field);
+const char* mbs_spec_muscle_output_unit(int field);
+
 typedef struct mbs_spec_scalar {
   char* name;
   char* of;                    // "q", "u", "com" (component 0..2), "body:<name>" (position
-                               // component), or NULL for an event time
+                               // component), "muscle:<name>" (field `output`), or NULL for an
+                               // event time
   char* coordinate;            // for q and u
   int component;               // for com and body positions
+  int output;                  // for muscles: an mbs_spec_muscle_output; else -1
   mbs_spec_reduce at;
   char* event;                 // the event whose first time this is
   int line;
@@ -125,6 +154,7 @@ enum {
   MBS_OUT_BODIES = 16,
   MBS_OUT_CONTACTS = 32,
   MBS_OUT_REACTIONS = 64,
+  MBS_OUT_MUSCLES = 128,
 };
 
 // A posture perturbation study (the OpenSim paper's platform experiment): a full factorial grid
@@ -217,6 +247,12 @@ typedef struct mbs_study_spec {
   int nbodies;
   char** contacts;
   int ncontacts;
+  char** muscles;              // outputs.muscles: names or patterns (* and ?)
+  int* muscle_lines;           // the line of each
+  int nmuscles;
+  int muscles_line;            // the line of the key outputs.muscles
+  int muscle_outputs[MBS_MUSCLE_OUT_COUNT];  // outputs.muscle_outputs (mbs_spec_muscle_output)
+  int nmuscle_outputs;
   mbs_spec_scalar* scalars;
   int nscalars;
   // sampling

@@ -169,12 +169,18 @@ static int run_cvodes(const local_driver* l, const mbs_driver* d, const mbs_plan
              "differentiated");
     return MBS_OK;
   }
-  for (int j = 0; j < l->c.D; j++)
+  for (int j = 0; j < l->c.D; j++) {
     if (P->par[l->c.first + j].kind == MBS_PK_SYSTEM_SET) {
       snprintf(cv->why, sizeof(cv->why), "not used: '%.200s' sets several parameters at once",
                P->par[l->c.first + j].name);
       return MBS_OK;
     }
+    if (P->par[l->c.first + j].kind == MBS_PK_CONTROL) {
+      snprintf(cv->why, sizeof(cv->why), "not used: '%.200s' is a control, which the "
+               "sensitivities do not differentiate", P->par[l->c.first + j].name);
+      return MBS_OK;
+    }
+  }
   int rc = MBS_OK;
   mbs_state* pristine = mbs_state_create(sys);
   mbs_state* scratch = mbs_state_create(sys);
