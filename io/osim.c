@@ -60,6 +60,13 @@ typedef struct joint_rec {
   int done;
 } joint_rec;
 
+// an auxiliary state's value in the file (a muscle's default fiber length)
+typedef struct zdef_rec {
+  int force;
+  const char* field;
+  double value;
+} zdef_rec;
+
 struct mbs_osim_model {
   char* path;
   char* dir;
@@ -74,6 +81,8 @@ struct mbs_osim_model {
   int nrec, cap_rec, nmuscle;
   mbs_osim_marker* marker;
   int nmarker, cap_marker;
+  zdef_rec* zdef;
+  int nzdef, cap_zdef;
   char** warning;
   int nwarning, cap_warning;
   // strings and arrays owned by the model
@@ -1636,7 +1645,19 @@ static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
   const int fn = control_function_for(m, cf, ncf, nm, kind);
   if (fn < -1) return fn;
   *id = mbs_system_add_muscle(m->sys, &p, path, a0, 0, fn);
-  return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
+  if (*id < 0) return sys_fail(m, line, kind, nm);
+  // the fiber state the file starts from when not equilibrated (default_fiber_length, or De
+  // Groote's default_normalized_tendon_force)
+  const int dg = mk == MBS_MUSCLE_DEGROOTE2016;
+  const char* field = dg ? "default_normalized_tendon_force" : "default_fiber_length";
+  if (mk != MBS_MUSCLE_RIGID_TENDON && child(e, field)) {
+    double v;
+    if (!read_numbers(m, e, field, &v, 1, kind, nm)) return m->err->code;
+    if (!GROW(m->zdef, m->cap_zdef, m->nzdef + 1))
+      return fail_at(m, line, kind, nm, MBS_ERR_NO_MEMORY, "out of memory");
+    m->zdef[m->nzdef++] = (zdef_rec){*id, dg ? "normalized_tendon_force" : "fiber_length", v};
+  }
+  return MBS_OK;
 }
 
 // OpenSim's PathActuator, PathSpring and Ligament (OpenSim's defaults where the file is silent)
@@ -1678,8 +1699,8 @@ static int add_path_force(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record
   return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
 }
 
-static int read_forces(mbs_osim_model* m, xmlNodePtr model, const control_fn* cf, int ncf) {
-  xmlNodePtr objs = child(child(model, "ForceSet"), "objects");
+static int read_forces(mbs_osim_model* m, xmlNodePtr force_set, const control_fn* cf, int ncf) {
+  xmlNodePtr objs = child(force_set, "objects");
   int npath = 0, first_path_line = 0;
   const char *first_path_kind = NULL, *first_path_name = NULL;
   for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
@@ -2464,6 +2485,34 @@ done:
 
 //---------------------------------- reading ----------------------------------------------------
 
+// a ForceSet file (OpenSim's force_set_files of a tool): its forces added to the model's;
+// messages name that file
+static int read_force_set_file(mbs_osim_model* m, const char* file, const control_fn* cf,
+                               int ncf) {
+  xmlDocPtr doc = xmlReadFile(file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+                                              XML_PARSE_NOERROR);
+  if (!doc) {
+    const xmlError* xe = xmlGetLastError();
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xe ? xe->line : 0, file,
+                         "%s:%d: cannot read the force set file: %s", file, xe ? xe->line : 0,
+                         xe && xe->message ? xe->message : "not found or not XML");
+  }
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  xmlNodePtr set = root && !strcmp(tag(root), "ForceSet") ? root : child(root, "ForceSet");
+  int rc;
+  if (!set) {
+    rc = mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line_of(root), file,
+                       "%s:%d: no <ForceSet> in the force set file", file, line_of(root));
+  } else {
+    char* model_path = m->path;  // messages name the file being read
+    m->path = (char*)file;
+    rc = read_forces(m, set, cf, ncf);
+    m->path = model_path;
+  }
+  xmlFreeDoc(doc);
+  return rc;
+}
+
 static int read_model(mbs_osim_model* m, xmlNodePtr model) {
   int rc;
   control_fn* cf = NULL;
@@ -2474,7 +2523,10 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
       (rc = read_contact_geometry(m, model)) || (rc = read_wrap_objects(m, model)) ||
       (rc = read_controllers(m, model, &cf, &ncf)))
     return rc;
-  rc = read_forces(m, model, cf, ncf);
+  // the model's forces (unless a tool replaces them), then force sets from other files
+  if (!m->opt || !m->opt->replace_force_set) rc = read_forces(m, child(model, "ForceSet"), cf, ncf);
+  for (int i = 0; rc == MBS_OK && m->opt && i < m->opt->nforce_set_files; i++)
+    rc = read_force_set_file(m, m->opt->force_set_files[i], cf, ncf);
   free(cf);
   if (rc) return rc;
   if ((rc = read_markers(m, model))) return rc;
@@ -2635,6 +2687,7 @@ void mbs_osim_free(mbs_osim_model* m) {
   free(m->coord);
   free(m->rec);
   free(m->marker);
+  free(m->zdef);
   free(m->frame);
   free(m->body);
   free(m->joint);
@@ -2649,6 +2702,25 @@ void mbs_osim_free(mbs_osim_model* m) {
 const mbs_system* mbs_osim_system(const mbs_osim_model* m) { return m->sys; }
 const char* mbs_osim_name(const mbs_osim_model* m) { return m->name ? m->name : ""; }
 const char* mbs_osim_path(const mbs_osim_model* m) { return m->path; }
+
+int mbs_osim_file_auxiliary_states(const mbs_osim_model* m, mbs_state* st) {
+  const mbs_system* sys = m->sys;
+  int n = 0;
+  double* z = mbs_state_upd_z(st);
+  for (int i = 0; i < mbs_system_nz(sys); i++) {
+    char name[512];
+    mbs_system_z_name(sys, i, name, sizeof(name));
+    for (int k = 0; k < m->nzdef; k++) {
+      const char* fn = mbs_force_name(sys, m->zdef[k].force);
+      const size_t l = strlen(fn);
+      if (!strncmp(name, fn, l) && name[l] == '/' && !strcmp(name + l + 1, m->zdef[k].field)) {
+        z[i] = m->zdef[k].value;
+        n++;
+      }
+    }
+  }
+  return n;
+}
 int mbs_osim_version(const mbs_osim_model* m) { return m->version; }
 int mbs_osim_ncoordinate(const mbs_osim_model* m) { return m->ncoord; }
 

@@ -8,6 +8,7 @@
 #include "model_cmd.h"
 #include "inspect_cmd.h"
 #include "run_cmd.h"
+#include "run_tool.h"
 #include "mbs/mbs.h"
 
 static void usage(FILE* f) {
@@ -37,6 +38,9 @@ static void usage(FILE* f) {
           "  run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n"
           "            run a study (Monte Carlo over the parameters of a model); under mpirun\n"
           "            the ranks share the samples; --resume finishes a stopped study\n"
+          "  run-tool SETUP.xml [--results DIR] [--quiet]\n"
+          "            run an OpenSim tool setup file (ForwardTool) as OpenSim does: its model,\n"
+          "            times, controllers, initial states, external loads; OpenSim's results\n"
           "  inspect FILE.h5\n"
           "            samples done and failed, parameters, outputs and provenance of a study\n"
           "  export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "run-tool")) return mbs_cmd_run_tool(argc - 2, argv + 2);
   if (!strcmp(cmd, "inspect")) return mbs_cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "export")) return mbs_cmd_export(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

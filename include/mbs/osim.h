@@ -95,6 +95,11 @@ typedef struct mbs_osim_options {
   // control, named after its actuator or "<actuator>.excitation", becomes that actuator's
   // control as a function of time; NULL for none
   const char* controls_file;
+  // a tool's force sets (OpenSim's replace_force_set and force_set_files): the model's own
+  // ForceSet left out, and ForceSet files whose forces are added
+  int replace_force_set;
+  const char* const* force_set_files;
+  int nforce_set_files;
 } mbs_osim_options;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as
@@ -130,6 +135,10 @@ const char* mbs_osim_warning(const mbs_osim_model* m, int i);  // "file:line: Ki
 // and speeds, then assembled so that every constraint holds (locked and prescribed coordinates
 // keep their values); muscles with fiber states start in equilibrium with that pose.
 int mbs_osim_default_state(const mbs_osim_model* m, mbs_state* st);
+// The muscles' fiber states the file gives (default_fiber_length, DeGroote's
+// default_normalized_tendon_force) put into the State, as OpenSim starts a model it does not
+// equilibrate; muscles without one keep theirs. Returns how many were set.
+int mbs_osim_file_auxiliary_states(const mbs_osim_model* m, mbs_state* st);
 
 // Coordinate values and speeds in the model's coordinate order to and from a State. Speeds
 // follow OpenSim's convention, which is mbstudy's for every joint type (BallJoint and the

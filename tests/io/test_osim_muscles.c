@@ -15,16 +15,23 @@
 //   equilibrium solved here from Thelen's published curves (f_V = 1) by bisection;
 // - arm26, gait2392 and rajagopal2016 simulate 1 s under constant excitations (set as the
 //   State's controls) and under excitations prescribed as functions of time (a
-//   PrescribedController of Sine functions added to the model file).
+//   PrescribedController of Sine functions added to the model file);
+// - Schutte's and Delp's deprecated muscles in tug_of_war; OpenSim controls files (ControlSet
+//   .xml, .sto) in a ControlSetController and as a tool's controls;
+// - OpenSim's ForwardTool through `mbstudy run-tool` (with --mbstudy PATH) on setup files made
+//   here: the end state against the statics, the controls file, the initial states file, the
+//   states in degrees, warnings for unused elements, broken setups named by file and line.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
+#include "mbs/table.h"
 #include "mbs_test.h"
 
 static const char* data = NULL;
@@ -692,9 +699,176 @@ static void test_controls(void) {
   free(text);
 }
 
+//---------------------------------- the forward tool -------------------------------------------
+
+static const char* mbstudy = NULL;
+
+// run `mbstudy run-tool SETUP` with its messages in LOG; the exit status
+static int run_tool(const char* setup, const char* log) {
+  char cmd[8192];
+  snprintf(cmd, sizeof(cmd), "'%s' run-tool '%s' --quiet > '%s' 2>&1", mbstudy, setup, log);
+  const int rc = system(cmd);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static int file_has(const char* path, const char* text) {
+  char* t = read_text(path);
+  const int yes = t && strstr(t, text) != NULL;
+  free(t);
+  return yes;
+}
+
+// OpenSim's ForwardTool on setup files made here: tug_of_war under a controls file (excitations
+// 0.5 and 0.2) for 6 s ends at the static equilibrium solved from Thelen's curves, its controls
+// file holds the controls' values, an initial states file sets the start; arm26's states in
+// degrees are its states converted; an unused element is named in a warning; a broken setup
+// gives its file and line; a failing run keeps the rows before the failure
+static void test_forward_tool(void) {
+  if (!mbstudy) {
+    printf("forward tool: skipped (no --mbstudy)\n");
+    return;
+  }
+  char dir[] = "/tmp/mbs_forward_XXXXXX";
+  if (!mkdtemp(dir)) {
+    EXPECT_TRUE(0);
+    return;
+  }
+  char setup[600], ctl[600], log[600], states[600], path[700];
+  snprintf(setup, sizeof(setup), "%s/tug_forward.xml", dir);
+  snprintf(ctl, sizeof(ctl), "%s/tug_controls.xml", dir);
+  snprintf(log, sizeof(log), "%s/log.txt", dir);
+  snprintf(states, sizeof(states), "%s/init.sto", dir);
+  EXPECT_TRUE(write_file(ctl,
+      "<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"40000\"><ControlSet><objects>\n"
+      "<ControlLinear name=\"muscle1.excitation\"><x_nodes>"
+      "<ControlLinearNode><t>0</t><value>0.5</value></ControlLinearNode>"
+      "<ControlLinearNode><t>6</t><value>0.5</value></ControlLinearNode></x_nodes>"
+      "</ControlLinear>\n<ControlLinear name=\"muscle2.excitation\"><x_nodes>"
+      "<ControlLinearNode><t>0</t><value>0.2</value></ControlLinearNode>"
+      "<ControlLinearNode><t>6</t><value>0.2</value></ControlLinearNode></x_nodes>"
+      "</ControlLinear>\n</objects></ControlSet></OpenSimDocument>\n"));
+  // the start from a states file (OpenSim 3 labels): the block 2 cm toward muscle 2
+  EXPECT_TRUE(write_file(states, "states\nversion=1\nnRows=2\nnColumns=3\ninDegrees=no\n"
+                                 "endheader\ntime\tblock_tz\tblock_tz_u\n"
+                                 "0\t0.02\t0\n1\t0.05\t0\n"));
+  char text[4096];
+  snprintf(text, sizeof(text),
+           "<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"40000\">\n"
+           "<ForwardTool name=\"tug\">\n<model_file>%s/models/tug_of_war.osim</model_file>\n"
+           "<replace_force_set>false</replace_force_set>\n"
+           "<results_directory>Results</results_directory>\n<initial_time>0</initial_time>\n"
+           "<final_time>6</final_time>\n<solve_for_equilibrium_for_auxiliary_states>true"
+           "</solve_for_equilibrium_for_auxiliary_states>\n"
+           "<integrator_error_tolerance>1e-7</integrator_error_tolerance>\n"
+           "<ControllerSet><objects><ControlSetController><controls_file>tug_controls.xml"
+           "</controls_file></ControlSetController></objects></ControllerSet>\n"
+           "<states_file>init.sto</states_file>\n<not_an_element>1</not_an_element>\n"
+           "</ForwardTool>\n</OpenSimDocument>\n", data);
+  EXPECT_TRUE(write_file(setup, text));
+  const int rc = run_tool(setup, log);
+  EXPECT_EQ_INT(rc, 0);
+  EXPECT_TRUE(file_has(log, "not_an_element"));
+  snprintf(path, sizeof(path), "%s/Results/tug_states.sto", dir);
+  mbs_table* t = NULL;
+  mbs_error err;
+  EXPECT_OK(mbs_table_read_sto(path, &t, &err));
+  if (t) {
+    // the slider's coordinate (tug_of_war: "block_tz" of joint "ground_block")
+    int cq = -1, ca = -1;
+    for (int c = 0; c < t->ncol; c++) {
+      if (strstr(t->labels[c], "/jointset/") && strstr(t->labels[c], "/value")) cq = c;
+      if (!strcmp(t->labels[c], "/forceset/muscle1/activation")) ca = c;
+    }
+    EXPECT_TRUE(cq > 0 && ca > 0);
+    if (cq > 0 && ca > 0) {
+      const double q0 = mbs_table_get(t, 0, cq), qf = mbs_table_get(t, t->nrow - 1, cq);
+      // statics (as test_tug_of_war): colinear muscles, forces equal
+      double lo = -0.2, hi = 0.2, x = 0;
+      for (int it = 0; it < 200; it++) {
+        x = 0.5 * (lo + hi);
+        const double net = -static_force(0.3 + x, 0.5, 1000, 0.1, 0.2) +
+                           static_force(0.3 - x, 0.2, 1000, 0.1, 0.2);
+        if (net > 0) lo = x;
+        else hi = x;
+      }
+      printf("forward tool: %d rows; start %.4f m (states file 0.02), end %.6f m; statics "
+             "%.6f m; activation of muscle 1 at the end %.4f\n", t->nrow, q0, qf, x,
+             mbs_table_get(t, t->nrow - 1, ca));
+      EXPECT_NEAR(fabs(q0), 0.02, 1e-12);
+      EXPECT_NEAR(fabs(qf), fabs(x), 1e-5);
+      EXPECT_NEAR(mbs_table_get(t, t->nrow - 1, 0), 6, 1e-12);
+      EXPECT_NEAR(mbs_table_get(t, t->nrow - 1, ca), 0.5, 1e-4);
+    }
+    mbs_table_free(t);
+  }
+  snprintf(path, sizeof(path), "%s/Results/tug_controls.sto", dir);
+  t = NULL;
+  EXPECT_OK(mbs_table_read_sto(path, &t, &err));
+  if (t) {
+    const int c1 = mbs_table_column(t, "muscle1"), c2 = mbs_table_column(t, "muscle2");
+    EXPECT_TRUE(c1 > 0 && c2 > 0);
+    for (int r = 0; c1 > 0 && c2 > 0 && r < t->nrow; r += 50) {
+      EXPECT_NEAR(mbs_table_get(t, r, c1), 0.5, 1e-14);
+      EXPECT_NEAR(mbs_table_get(t, r, c2), 0.2, 1e-14);
+    }
+    mbs_table_free(t);
+  }
+  // arm26 for 0.2 s (no controls: its muscles' excitations are 0): the degrees file is the
+  // states file with its angles in degrees
+  char arm[600];
+  snprintf(arm, sizeof(arm), "%s/arm_forward.xml", dir);
+  snprintf(text, sizeof(text),
+           "<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"40000\"><ForwardTool name="
+           "\"arm\"><model_file>%s/models/arm26.osim</model_file><replace_force_set>false"
+           "</replace_force_set><final_time>0.2</final_time></ForwardTool></OpenSimDocument>\n",
+           data);
+  EXPECT_TRUE(write_file(arm, text));
+  EXPECT_EQ_INT(run_tool(arm, log), 0);
+  mbs_table *a = NULL, *b = NULL;
+  snprintf(path, sizeof(path), "%s/arm_states.sto", dir);
+  EXPECT_OK(mbs_table_read_sto(path, &a, &err));
+  snprintf(path, sizeof(path), "%s/arm_states_degrees.mot", dir);
+  EXPECT_OK(mbs_table_read_sto(path, &b, &err));
+  if (a && b) {
+    EXPECT_TRUE(b->in_degrees && !a->in_degrees);
+    EXPECT_EQ_INT(a->nrow, b->nrow);
+    const int ce = mbs_table_column(a, "/jointset/r_elbow/r_elbow_flex/value");
+    const int cm = mbs_table_column(a, "/forceset/BIClong/fiber_length");
+    EXPECT_TRUE(ce > 0 && cm > 0);
+    for (int r = 0; ce > 0 && cm > 0 && r < a->nrow && r < b->nrow; r++) {
+      EXPECT_NEAR(mbs_table_get(b, r, ce), mbs_table_get(a, r, ce) * 180 / M_PI, 1e-12);
+      EXPECT_NEAR(mbs_table_get(b, r, cm), mbs_table_get(a, r, cm), 0);
+    }
+    // the arm falls under gravity from its default pose: the shoulder swings
+    EXPECT_TRUE(a->nrow > 10);
+  }
+  mbs_table_free(a);
+  mbs_table_free(b);
+  // a broken setup: its file and line
+  EXPECT_TRUE(write_file(arm, "<?xml version=\"1.0\"?>\n<OpenSimDocument><ForwardTool>\n"
+                              "<final_time>soon</final_time>\n</ForwardTool>\n"
+                              "</OpenSimDocument>\n"));
+  EXPECT_TRUE(run_tool(arm, log) != 0);
+  char* msg = read_text(log);
+  printf("broken setup: %s", msg ? msg : "?\n");
+  EXPECT_TRUE(msg && strstr(msg, "arm_forward.xml:3") && strstr(msg, "final_time"));
+  free(msg);
+  EXPECT_TRUE(write_file(arm, "<OpenSimDocument><ForwardTool><model_file>x.osim"));
+  EXPECT_TRUE(run_tool(arm, log) != 0);
+  msg = read_text(log);
+  printf("malformed setup: %s", msg ? msg : "?\n");
+  EXPECT_TRUE(msg && strstr(msg, "arm_forward.xml:"));
+  free(msg);
+  char rm[700];
+  snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+  EXPECT_EQ_INT(system(rm), 0);
+}
+
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; i++)
+  for (int i = 1; i + 1 < argc; i++) {
     if (!strcmp(argv[i], "--data")) data = argv[i + 1];
+    if (!strcmp(argv[i], "--mbstudy")) mbstudy = argv[i + 1];
+  }
   char models[4096];
   struct stat sb;
   snprintf(models, sizeof(models), "%s/models", data ? data : "");
@@ -725,6 +899,7 @@ int main(int argc, char** argv) {
   test_deprecated("Schutte1993Muscle_Deprecated");
   test_deprecated("Delp1990Muscle_Deprecated");
   test_controls();
+  test_forward_tool();
   test_simulate("arm26");
   test_simulate("gait2392_thelen2003muscle");
   test_simulate("rajagopal2016");

@@ -1,0 +1,34 @@
+// `mbstudy run-tool SETUP.xml`: run an OpenSim tool setup file as OpenSim does. The setup's
+// tool element picks the tool from a table (one entry per OpenSim tool: its element name and
+// the function that runs it); each tool reads its properties through setup.h, names what it
+// does not use in warnings, and writes OpenSim's result files.
+#ifndef MBS_JOBS_RUN_TOOL_H_
+#define MBS_JOBS_RUN_TOOL_H_
+
+#include <stdio.h>
+
+#include "setup.h"
+
+typedef struct mbs_tool_options {
+  const char* results_dir;  // replaces the setup's results_directory (NULL: the setup's)
+  int quiet;                // no progress
+  FILE* log;                // messages and warnings (stderr)
+} mbs_tool_options;
+
+typedef struct mbs_tool {
+  const char* element;      // the setup file's tool element, e.g. "ForwardTool"
+  const char* summary;      // one line for the usage text
+  // run it; 0 on success, 1 on failure (the message printed on o->log)
+  int (*run)(mbs_setup* s, const mbs_tool_options* o);
+} mbs_tool;
+
+// the tools run-tool knows, ended by an entry with a NULL element
+extern const mbs_tool mbs_tools[];
+
+// argv starts after "run-tool"
+int mbs_cmd_run_tool(int argc, char** argv);
+
+// the tools (one file each)
+int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o);
+
+#endif  // MBS_JOBS_RUN_TOOL_H_

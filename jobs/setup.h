@@ -1,0 +1,54 @@
+// OpenSim tool setup files (ForwardTool, and the tools that join `run-tool` later): the tool
+// element and its properties, read with OpenSim's conventions (empty or "Unassigned" means not
+// given, file names relative to the setup file's folder), every property read marked so that
+// what a tool does not use can be named in a warning.
+#ifndef MBS_JOBS_SETUP_H_
+#define MBS_JOBS_SETUP_H_
+
+#include <stdio.h>
+
+#include "mbs/status.h"
+
+typedef struct mbs_setup mbs_setup;
+typedef struct mbs_setup_node mbs_setup_node;  // an element of the file
+
+// Read a setup file: its first element under <OpenSimDocument> (or the root itself) is the
+// tool. NULL on failure, with `file:line: what is wrong` in err.
+mbs_setup* mbs_setup_read(const char* path, mbs_error* err);
+void mbs_setup_free(mbs_setup* s);
+
+const char* mbs_setup_path(const mbs_setup* s);
+const char* mbs_setup_tool(const mbs_setup* s);      // the tool element's name, "ForwardTool"
+const char* mbs_setup_name(const mbs_setup* s);      // its name attribute ("" if none)
+mbs_setup_node* mbs_setup_root(const mbs_setup* s);  // the tool element
+int mbs_setup_line(const mbs_setup_node* n);
+const char* mbs_setup_kind(const mbs_setup_node* n); // the element's name
+const char* mbs_setup_node_name(const mbs_setup_node* n);  // its name attribute or ""
+
+// The child element `key` of n (marked used), or NULL.
+mbs_setup_node* mbs_setup_child(mbs_setup* s, mbs_setup_node* n, const char* key);
+// Text of child `key`, trimmed; NULL when absent, empty or "Unassigned".
+const char* mbs_setup_string(mbs_setup* s, mbs_setup_node* n, const char* key);
+// A number, integer or flag property; absent: the default. MBS_ERR_PARSE naming file, line
+// and property when the text is not one.
+int mbs_setup_number(mbs_setup* s, mbs_setup_node* n, const char* key, double dflt,
+                     double* out, mbs_error* err);
+int mbs_setup_int(mbs_setup* s, mbs_setup_node* n, const char* key, long dflt, long* out,
+                  mbs_error* err);
+int mbs_setup_bool(mbs_setup* s, mbs_setup_node* n, const char* key, int dflt, int* out,
+                   mbs_error* err);
+// A file property resolved against the setup file's folder (malloc'd), or NULL when not given.
+char* mbs_setup_file(mbs_setup* s, mbs_setup_node* n, const char* key);
+// A file name resolved against the setup file's folder (malloc'd).
+char* mbs_setup_resolve(const mbs_setup* s, const char* name);
+// The i-th item of a set property (<key><objects>items</objects></key>, or items directly
+// under <key>), or NULL past the last.
+mbs_setup_node* mbs_setup_item(mbs_setup* s, mbs_setup_node* n, const char* key, int i);
+// Mark every element under n used (a property read as a whole).
+void mbs_setup_mark_all(mbs_setup* s, mbs_setup_node* n);
+
+// Warn, on `out`, about the tool's properties never read: `file:line: <key>: not used by
+// mbstudy's <tool>; ignored`. Returns how many.
+int mbs_setup_warn_unused(const mbs_setup* s, FILE* out);
+
+#endif  // MBS_JOBS_SETUP_H_
