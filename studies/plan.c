@@ -616,8 +616,8 @@ static int plan_muscles(mbs_plan* P, mbs_error* err) {
     muscle_list(sys, list, sizeof(list));
     if (f >= 0)
       rc = mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, sp->muscle_lines[i],
-                         "outputs.muscles: '%s' is a %s, not a muscle (the model's muscles: %s)",
-                         sp->muscles[i], mbs_force_kind(sys, f), list);
+                         "outputs.muscles: '%s' is a force of kind '%s', not a muscle (the "
+                         "model's muscles: %s)", sp->muscles[i], mbs_force_kind(sys, f), list);
     else
       rc = mbs_plan_fail(err, MBS_ERR_UNKNOWN_NAME, sp, sp->muscle_lines[i],
                          "outputs.muscles: '%s' matches no muscle of model '%s' (its muscles: "
