@@ -16,6 +16,7 @@
 // - arm26, gait2392 and rajagopal2016 simulate 1 s under constant excitations (set as the
 //   State's controls) and under excitations prescribed as functions of time (a
 //   PrescribedController of Sine functions added to the model file);
+// - work and energy: the tendons' work on the skeleton equals its change of energy;
 // - Schutte's and Delp's deprecated muscles in tug_of_war; OpenSim controls files (ControlSet
 //   .xml, .sto) in a ControlSetController and as a tool's controls;
 // - OpenSim's ForwardTool through `mbstudy run-tool` (with --mbstudy PATH) on setup files made
@@ -502,6 +503,81 @@ static void test_simulate(const char* name) {
   mbs_osim_free(m);
 }
 
+//---------------------------------- work and energy --------------------------------------------
+
+typedef struct energy_run {
+  double t, power, work, e0;   // trapezoids over every report
+  double t2, power2, work2;    // over every other report (twice the step)
+  double e;                    // kinetic + gravitational energy now
+  int n;
+} energy_run;
+
+// the muscles' power on the skeleton: -F_T dL/dt summed
+static double muscle_power(const mbs_system* sys, mbs_state* st) {
+  double p = 0;
+  for (int f = 0; f < mbs_system_nforce(sys); f++) {
+    if (!is_muscle(sys, f)) continue;
+    mbs_muscle_report r;
+    if (mbs_get_muscle_report(sys, st, f, &r) != MBS_OK) return NAN;
+    p -= r.tendon_force * r.path_speed;
+  }
+  return p;
+}
+
+static int energy_step(const mbs_system* sys, mbs_state* st, void* user) {
+  energy_run* e = user;
+  double ke, pe;
+  if (mbs_realize_dynamics(sys, st) || mbs_calc_kinetic_energy(sys, st, &ke) ||
+      mbs_calc_potential_energy(sys, st, &pe))
+    return 1;
+  const double t = mbs_state_time(st), p = muscle_power(sys, st);
+  if (e->n == 0) e->e0 = ke + pe;
+  else e->work += 0.5 * (p + e->power) * (t - e->t);
+  if (e->n % 2 == 0) {
+    if (e->n > 0) e->work2 += 0.5 * (p + e->power2) * (t - e->t2);
+    e->t2 = t;
+    e->power2 = p;
+  }
+  e->t = t;
+  e->power = p;
+  e->e = ke + pe;
+  e->n++;
+  return 0;
+}
+
+// Muscles without excitation (arm26 falling from its default pose; tug_of_war, whose first
+// muscle starts fully active and relaxes) under gravity: the change of kinetic plus
+// gravitational energy equals the work the tendons do on the skeleton, the integral of
+// -F_T dL/dt (trapezoids over reports every 0.1 ms and every 0.2 ms, Richardson-extrapolated)
+static void test_work_energy(const char* name) {
+  mbs_osim_model* m = load(name);
+  if (!m) return;
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_OK(mbs_osim_default_state(m, st));
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-8;
+  o.report_interval = 1e-4;
+  energy_run e;
+  memset(&e, 0, sizeof(e));
+  const int rc = mbs_simulate(sys, st, 0.3, &o, NULL, 0, energy_step, &e, NULL);
+  EXPECT_OK(rc);
+  if (rc) printf("%s: %s\n", name, mbs_state_error(st)->message);
+  double ke;
+  mbs_calc_kinetic_energy(sys, st, &ke);
+  const double w = (4 * e.work - e.work2) / 3, d = fabs(e.e - e.e0 - w);
+  printf("%s, muscles without excitation, 0.3 s: work of the tendons %.6f J (trapezoids %.6f, "
+         "%.6f), kinetic energy %.6f J; |d(KE + PE) - work| = %.2e J\n", name, w, e.work,
+         e.work2, ke, d);
+  EXPECT_TRUE(e.n > 2000);
+  EXPECT_TRUE(ke > 1e-3);                  // it moves
+  EXPECT_TRUE(fabs(w) > 1e-4);             // and the tendons work on it
+  EXPECT_TRUE(d < 3e-5 * (ke + fabs(w)));
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+}
+
 //---------------------------------- deprecated muscles -----------------------------------------
 
 // tug_of_war with its muscles read as OpenSim's Schutte1993Muscle_Deprecated or
@@ -896,6 +972,8 @@ int main(int argc, char** argv) {
   test_equilibrium("gait2392_millard2012muscle");
   test_equilibrium("rajagopal2016");
   test_tug_of_war();
+  test_work_energy("arm26");
+  test_work_energy("tug_of_war");
   test_deprecated("Schutte1993Muscle_Deprecated");
   test_deprecated("Delp1990Muscle_Deprecated");
   test_controls();
