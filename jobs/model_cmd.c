@@ -223,7 +223,7 @@ static int excitation_settable(const mbs_system* sys, mbs_state* st, int c, int 
   double e[2] = {0, 1};
   for (int k = 0; k < 2; k++) {
     mbs_state_upd_controls(st)[c] = 0.25 + 0.5 * k;
-    mbs_muscle_report rep;
+    mbs_muscle_report rep = {0};
     if (mbs_realize_dynamics(sys, st) || mbs_get_muscle_report(sys, st, force, &rep)) break;
     e[k] = rep.excitation;
   }

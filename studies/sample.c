@@ -140,7 +140,7 @@ static void quantity_values(const mbs_plan* P, const mbs_quantity_plan* q, mbs_s
     case MBS_Q_MUSCLE: {  // the muscles' reports, from the State realized to Dynamics
       const int ok = mbs_realize_dynamics(sys, st) == MBS_OK;
       for (int k = 0; k < q->ncomp; k++) {
-        mbs_muscle_report m;
+        mbs_muscle_report m = {0};
         out[k] = ok && mbs_get_muscle_report(sys, st, q->forces[k], &m) == MBS_OK
                      ? muscle_field(&m, q->arg)
                      : NAN;
