@@ -506,12 +506,34 @@ void mbs_system_eval_function(const mbs_system* sys, const mbs_state* st, int f,
 
 //---------------------------------- force elements ---------------------------------------------
 
+// a new force's provisional name, kind<n>: one no force has and no parameter is named under
+// (a model reader may name a force's path before the force, and renaming the force moves every
+// parameter under its old name)
+static char* default_force_name(const mbs_system* sys, const char* kind) {
+  for (int n = sys->nforce;; n++) {
+    char* name = mbs_format_string("%s%d", kind, n);
+    char* prefix = name ? mbs_format_string("/forceset/%s/", name) : NULL;
+    if (!prefix) {
+      free(name);
+      return NULL;
+    }
+    int taken = 0;
+    for (int i = 0; i < sys->nforce && !taken; i++) taken = !strcmp(sys->force[i].name, name);
+    const size_t lp = strlen(prefix);
+    for (int i = 0; i < sys->npblock && !taken; i++)
+      taken = !strncmp(sys->pblock[i].path, prefix, lp);
+    free(prefix);
+    if (!taken) return name;
+    free(name);
+  }
+}
+
 int mbs_system_new_force(mbs_system* sys, mbs_force_type type, const char* kind, int body1,
                          int body2, const double* params, int np) {
   int rc = check_building(sys, __func__);
   if (rc) return rc;
   if (!GROW(sys->force, sys->cap_force, sys->nforce + 1)) return no_memory(sys, __func__);
-  char* name = mbs_format_string("%s%d", kind, sys->nforce);
+  char* name = default_force_name(sys, kind);
   if (!name) return no_memory(sys, __func__);
   const int padr = add_params(sys, params, np);
   if (padr < 0) {
