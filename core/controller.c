@@ -15,7 +15,7 @@
 #define HIST_DOUBLES (2 + 3 * HIST_SAMPLES)
 
 enum { CTRL_PD = 0, CTRL_CALLBACK };
-enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_NPARAM };
+enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_SCALE, PD_NPARAM };
 
 typedef struct ctrl_desc {
   char* name;
@@ -102,6 +102,8 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
   if (!(s->delay >= 0) || !isfinite(s->delay))
     return fail(sys, nm, "delay %g must be >= 0", s->delay);
   if (!isfinite(s->reference)) return fail(sys, nm, "reference %g is not finite", s->reference);
+  if (s->scale_set && (!(s->scale >= 0) || !isfinite(s->scale)))
+    return fail(sys, nm, "scale %g must be >= 0", s->scale);
   if (s->noutput < 1 || !s->outputs) return fail(sys, nm, "it drives no control%.0f", 0);
   for (int k = 0; k < s->noutput; k++) {
     const mbs_pd_output* o = &s->outputs[k];
@@ -121,10 +123,11 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
   if (!(c->out = malloc((size_t)s->noutput * sizeof(*c->out))))
     return mbs_system_no_memory(sys, __func__);
   memcpy(c->out, s->outputs, (size_t)s->noutput * sizeof(*c->out));
-  const double p[PD_NPARAM] = {s->kp, s->kd, s->reference, s->delay};
-  static const char* const pn[PD_NPARAM] = {"kp", "kd", "reference", "delay"};
+  const double p[PD_NPARAM] = {s->kp, s->kd, s->reference, s->delay,
+                               s->scale_set ? s->scale : 1.0};
+  static const char* const pn[PD_NPARAM] = {"kp", "kd", "reference", "delay", "scale"};
   static const char* const pu[PD_NPARAM] = {"N m/rad or N/m", "N m s/rad or N s/m", "rad or m",
-                                            "s"};
+                                            "s", "1"};
   c->param_adr = mbs_system_add_params(sys, p, PD_NPARAM);
   if (c->param_adr < 0) return c->param_adr;
   for (int k = 0; k < PD_NPARAM; k++) {
@@ -173,14 +176,16 @@ int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
                       : !(p[PD_KD] >= 0) || !isfinite(p[PD_KD]) ? "kd"
                       : !isfinite(p[PD_REFERENCE])              ? "reference"
                       : !(p[PD_DELAY] >= 0) || !isfinite(p[PD_DELAY]) ? "delay"
+                      : !(p[PD_SCALE] >= 0) || !isfinite(p[PD_SCALE]) ? "scale"
                                                                       : NULL;
     if (!bad) continue;
     const int k = !strcmp(bad, "kp") ? PD_KP : !strcmp(bad, "kd") ? PD_KD
-                  : !strcmp(bad, "reference") ? PD_REFERENCE : PD_DELAY;
+                  : !strcmp(bad, "reference") ? PD_REFERENCE
+                  : !strcmp(bad, "delay") ? PD_DELAY : PD_SCALE;
     char comp[MBS_ERROR_COMPONENT_LEN];
     snprintf(comp, sizeof(comp), "controller '%s'", c->name);
     return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__, comp,
-                         "controller '%s': %s = %g (kp, kd, delay >= 0, all finite)", c->name,
+                         "controller '%s': %s = %g (kp, kd, delay, scale >= 0, all finite)", c->name,
                          bad, p[k]);
   }
   return MBS_OK;
@@ -286,7 +291,7 @@ void mbs_controllers_apply(const mbs_system* sys, mbs_state* st, double* control
     const double* p = st->param + c->param_adr;
     double q = st->q[c->q], u = st->u[c->u];
     if (p[PD_DELAY] > 0) delayed(st->ctrl_hist + c->hist_adr, t - p[PD_DELAY], q, u, &q, &u);
-    const double e = p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD] * u;
+    const double e = p[PD_SCALE] * (p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD] * u);
     for (int k = 0; k < c->nout; k++) {
       const mbs_pd_output* o = &c->out[k];
       double v = o->offset + o->gain * e;

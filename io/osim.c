@@ -2551,6 +2551,17 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
                 "used", ignored[i]);
       }
   }
+  for (int i = 0; i < m->ncoord; i++) {  // known before finalizing: for the extension
+    m->coord[i].qindex = mbs_body_qadr(m->sys, m->coord[i].body) + m->coord[i].axis;
+    m->coord[i].uindex = mbs_body_uadr(m->sys, m->coord[i].body) + m->coord[i].axis;
+  }
+  if (m->opt && m->opt->extend) {
+    const int rc = m->opt->extend(m, m->sys, m->opt->extend_user, m->err);
+    if (rc) {
+      if (!m->err->code) return sys_fail(m, line_of(model), "Model", m->name);
+      return rc;
+    }
+  }
   if (mbs_system_finalize(m->sys) != MBS_OK) return sys_fail(m, line_of(model), "Model", m->name);
   for (int i = 0; i < m->ncoord; i++) {
     m->coord[i].qindex = mbs_body_qadr(m->sys, m->coord[i].body) + m->coord[i].axis;

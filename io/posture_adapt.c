@@ -693,7 +693,7 @@ mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt
   char* doc = mbs_posture_adapt_osim(text, n, path, o, err);
   free(text);
   if (!doc) return NULL;
-  mbs_osim_model* m = mbs_osim_parse(doc, strlen(doc), path, NULL, err);
+  mbs_osim_model* m = mbs_osim_parse(doc, strlen(doc), path, o ? o->osim : NULL, err);
   free(doc);
   return m;
 }

@@ -8,12 +8,14 @@
 // controls. mbs_get_controls gives the controls in effect.
 //
 // PD tracking with an optional neural delay (a controller of a coordinate):
-//   e(t) = kp (reference - q(t - delay)) - kd u(t - delay)
+//   e(t) = scale (kp (reference - q(t - delay)) - kd u(t - delay))
 //   each output k adds  clamp(offset_k + gain_k e(t), lower_k, upper_k)  to control c_k,
 // so a joint torque actuator gets gain 1/optimal_force, and muscles on either side of a joint
 // get gains of either sign clamped to [0, 1] (an agonist pulls when the joint lags behind).
 // Its numbers are instance parameters "/controllerset/<name>/kp", "kd" (N m/rad, N m s/rad for
-// a gain of 1), "reference" (rad or m) and "delay" (s, >= 0): a study may vary them. The
+// a gain and scale of 1), "reference" (rad or m), "delay" (s, >= 0) and "scale" (a factor on kp
+// and kd, >= 0, default 1: e.g. a joint's gravitational stiffness, so that kp and kd are
+// normalized by it): a study may vary them. The
 // delayed coordinate is read from the State's history of accepted steps (cubic Hermite in q
 // with its rate u between recorded samples, u linear; before the first sample, the values at
 // the start), which the integrators record after every accepted step and which keeps at least
@@ -47,6 +49,8 @@ typedef struct mbs_pd_controller_spec {
   double delay;                // s, >= 0
   int noutput;                 // >= 1
   const mbs_pd_output* outputs;
+  double scale;                // >= 0, a factor on kp and kd; used when scale_set (else 1)
+  int scale_set;
 } mbs_pd_controller_spec;
 
 // Add a PD tracking controller; returns its index or a negative status (message in

@@ -100,6 +100,11 @@ typedef struct mbs_osim_options {
   int replace_force_set;
   const char* const* force_set_files;
   int nforce_set_files;
+  // called when the model is read, before its system is finalized, to add what a file cannot
+  // say (e.g. controllers of a study): the coordinates' qindex and uindex are known; returns
+  // MBS_OK or a status with the message in err (or in mbs_system_error); NULL for none
+  int (*extend)(mbs_osim_model* m, struct mbs_system* sys, void* user, mbs_error* err);
+  void* extend_user;
 } mbs_osim_options;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as

@@ -65,6 +65,9 @@ typedef struct mbs_posture_adapt_options {
   int nrequired;
   const char* const* held_optional;
   int noptional;
+  // options of reading the adapted model (e.g. its extension by a study's controllers); NULL:
+  // none
+  const mbs_osim_options* osim;
 } mbs_posture_adapt_options;
 
 void mbs_posture_adapt_options_default(mbs_posture_adapt_options* o);

@@ -48,7 +48,7 @@ static mbs_system* rotor(int* control) {
 static int add_pd(mbs_system* sys, const char* name, int control, double kp, double kd,
                   double ref, double delay) {
   mbs_pd_output out = {control, 1 / F_OPT, 0, -INFINITY, INFINITY};
-  mbs_pd_controller_spec pd = {name, 0, 0, ref, kp, kd, delay, 1, &out};
+  mbs_pd_controller_spec pd = {name, 0, 0, ref, kp, kd, delay, 1, &out, 0, 0};
   return mbs_system_add_pd_controller(sys, &pd);
 }
 
@@ -85,6 +85,36 @@ static void test_pd_no_delay(void) {
                 1e-12);
   printf("PD without delay: |th - closed form| <= %.2e rad over 2 s\n", worst);
   EXPECT_TRUE(worst < 1e-7);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
+// the scale multiplies kp and kd: gains of a third, scaled by 1.5 in the spec and by 2 in the
+// State, follow the oscillator of the full gains; a negative scale fails at Instance
+static void test_pd_scale(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2;
+  mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
+  mbs_pd_controller_spec pd = {"scaled", 0, 0, thr, kp / 3, kd / 3, 0, 1, &out, 1.5, 1};
+  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
+  EXPECT_OK(mbs_system_finalize(sys));
+  const mbs_param_info* pi = mbs_system_find_param(sys, "/controllerset/scaled/scale");
+  EXPECT_TRUE(pi != NULL);
+  mbs_state* st = mbs_state_create(sys);
+  if (pi) EXPECT_NEAR(mbs_state_params(st)[pi->index], 1.5, 0);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/scaled/scale", 0, 3));
+  mbs_state_upd_q(st)[0] = th0;
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-9;
+  EXPECT_OK(mbs_simulate(sys, st, 1.0, &o, NULL, 0, NULL, NULL, NULL));
+  const double e = fabs(mbs_state_q(st)[0] - oscillator(1.0, kp, kd, thr, th0));
+  printf("PD scaled: |th - closed form of the scaled gains| = %.2e rad at 1 s\n", e);
+  EXPECT_TRUE(e < 1e-7);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/scaled/scale", 0, -1));
+  EXPECT_TRUE(mbs_realize_instance(sys, st) != MBS_OK);
+  EXPECT_TRUE(strstr(mbs_state_error(st)->message, "scale") != NULL);
   mbs_state_destroy(st);
   mbs_system_destroy(sys);
 }
@@ -169,7 +199,7 @@ static void test_controls_in_effect(void) {
   mbs_system* sys = rotor(&c);
   // a clamped PD output with an offset, and a callback adding 0.5
   mbs_pd_output out = {c, 1.0, 0.1, -0.2, 0.3};
-  mbs_pd_controller_spec pd = {"clamped", 0, 0, 1.0, 2.0, 0.0, 0.0, 1, &out};
+  mbs_pd_controller_spec pd = {"clamped", 0, 0, 1.0, 2.0, 0.0, 0.0, 1, &out, 0, 0};
   EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
   EXPECT_EQ_INT(mbs_system_add_controller_callback(sys, "half", add_half, &c), 1);
   // refused: a second "half", a negative gain, a control that does not exist, no outputs
@@ -216,6 +246,7 @@ static void test_controls_in_effect(void) {
 
 int main(void) {
   test_pd_no_delay();
+  test_pd_scale();
   test_pd_delay(MBS_INTEG_RK_MERSON);
   test_pd_delay(MBS_INTEG_DORMAND_PRINCE);
   test_pd_delay(MBS_INTEG_RK4);
