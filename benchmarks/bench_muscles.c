@@ -48,7 +48,7 @@ typedef struct run_result {
   double t_end;
   mbs_integrator_stats is;
   double pelvis0, pelvis_end, pelvis_min;
-  double act_end;        // mean muscle activation at the end
+  double act0, act_end;  // mean muscle activation at the start and at the end
   int clamped_end;       // muscles whose fibers are clamped at their minimum length at the end
 } run_result;
 
@@ -128,6 +128,7 @@ static int run_once(const model_entry* me, double excitation, const mbs_simulati
     return 1;
   }
   // every muscle is driven by the constant excitation (not by a function of time)
+  int nm = 0;
   for (int f = 0; f < mbs_system_nforce(sys); f++) {
     if (!is_muscle(sys, f)) continue;
     mbs_muscle_report mr = {.excitation = NAN};
@@ -137,7 +138,10 @@ static int run_once(const model_entry* me, double excitation, const mbs_simulati
       mbs_state_destroy(st);
       return 1;
     }
+    out->act0 += mr.activation;
+    nm++;
   }
+  out->act0 = nm > 0 ? out->act0 / nm : NAN;
   mbs_simulation_result res;
   const double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
   const int rc = mbs_simulate(sys, st, duration, o, NULL, 0, record, rec, &res);
@@ -429,9 +433,9 @@ int main(int argc, char** argv) {
   // are those of the first of them (the runs are deterministic; "varied" says if they were not)
   printf("| model | excitation | sim s / wall s, median (min-max) | sim s / CPU s, median "
          "(min-max) | steps | rejected (%% of attempts) | evaluations | evaluations / sim s | "
-         "CPU us / evaluation | mean activation at end | pelvis y at 0 and %g s (m) |\n",
-         duration);
-  printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+         "CPU us / evaluation | mean activation at 0 and %g s | pelvis y at 0 and %g s (m) |\n",
+         duration, duration);
+  printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
   for (int i = 0; i < nmodel; i++) {
     for (int e = 0; e < nexc; e++) {
       const int cs = i * nexc + e;
@@ -460,11 +464,11 @@ int main(int argc, char** argv) {
       const mbs_integrator_stats* is = &first->is;
       const long attempts = is->steps + is->rejected;
       printf("| %s | %g | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %ld | %ld (%.0f%%) | %ld%s | "
-             "%.0f | %.1f | %.3f | %.3f, %.3f |%s\n",
+             "%.0f | %.1f | %.3f, %.3f | %.3f, %.3f |%s\n",
              base_name(models[i].path), exc[e], median(rate, n), rlo, rhi, median(crate, n), clo,
              chi, is->steps, is->rejected, attempts ? 100.0 * (double)is->rejected / attempts : 0.0,
              is->evaluations, same ? "" : " (varied)", (double)is->evaluations / first->t_end,
-             1e6 * median(cpu, n) / (double)is->evaluations, first->act_end, first->pelvis0,
+             1e6 * median(cpu, n) / (double)is->evaluations, first->act0, first->act_end, first->pelvis0,
              first->pelvis_end, n < repeats ? " (some repeats failed)" : "");
     }
   }
