@@ -921,6 +921,35 @@ static void test_bad_input(void) {
   mbs_system_destroy(sys);
 }
 
+// a force's provisional name (kind<n>) never takes one in use: renaming the second spring must
+// leave the first spring's parameters under the first spring's name
+static void test_provisional_names(void) {
+  mbs_system* sys = mbs_system_create("names");
+  mbs_body_spec b1 = body("thigh", 0, MBS_MOB_PIN, 1);
+  mbs_system_add_body(sys, &b1);
+  EXPECT_EQ_INT(mbs_system_add_spring_generalized_force(sys, 1, 0, 10, 0, 0), 0);
+  char prefix[64], taken[80], path[160];
+  snprintf(prefix, sizeof prefix, "%s", mbs_force_name(sys, 0));
+  size_t n = strlen(prefix);
+  while (n > 0 && prefix[n - 1] >= '0' && prefix[n - 1] <= '9') prefix[--n] = 0;
+  snprintf(taken, sizeof taken, "%s1", prefix);  // what the next provisional name would be
+  EXPECT_OK(mbs_system_set_force_name(sys, 0, taken));
+  snprintf(path, sizeof path, "/forceset/%s/stiffness", taken);
+  const mbs_param_info* before = mbs_system_find_param(sys, path);
+  EXPECT_TRUE(before != NULL);
+  const int index = before ? before->index : -1;
+  EXPECT_EQ_INT(mbs_system_add_spring_generalized_force(sys, 1, 0, 20, 0, 0), 1);
+  EXPECT_TRUE(strcmp(mbs_force_name(sys, 1), taken) != 0);
+  EXPECT_OK(mbs_system_set_force_name(sys, 1, "second"));
+  const mbs_param_info* after = mbs_system_find_param(sys, path);
+  EXPECT_TRUE(after != NULL && after->index == index);
+  const mbs_param_info* second = mbs_system_find_param(sys, "/forceset/second/stiffness");
+  EXPECT_TRUE(second != NULL && second->index != index);
+  printf("provisional names: '%s' keeps its parameters, the new spring was '%s' before naming\n",
+         taken, "second");
+  mbs_system_destroy(sys);
+}
+
 int main(void) {
   test_gradients();
   test_bushing_closed_form();
@@ -929,5 +958,6 @@ int main(void) {
   test_external_force();
   test_actuators();
   test_bad_input();
+  test_provisional_names();
   return mbs_test_finish("test_force_elements");
 }
