@@ -405,7 +405,7 @@ int mbs_table_read_sto(const char* path, mbs_table** out, mbs_error* err) {
       if (*key) {
         int ok = 1;
         if (strcmp(key, "version") == 0) {
-          long v;
+          long v = 0;
           ok = parse_count(value, &v);
           t->version = (int)v;
         } else if (strcmp(key, "nRows") == 0) {
