@@ -54,9 +54,9 @@ void mbs_thelen2003_tendon_force_length(const mbs_thelen2003_curve_params* p, do
     d[0] = f_toe + k_lin * (x - e_toe);
     d[1] = k_lin;
   } else if (x > 0) {
-    const double s = f_toe / expm1(k_toe);
-    d[0] = s * expm1(k_toe * x / e_toe);
-    d[1] = s * k_toe / e_toe * exp(k_toe * x / e_toe);
+    const double s = f_toe / expm1(k_toe), em = expm1(k_toe * x / e_toe);
+    d[0] = s * em;
+    d[1] = s * k_toe / e_toe * (em + 1);  // the exponential once
   } else {
     d[0] = d[1] = 0;
   }
