@@ -212,7 +212,6 @@ int mbs_integrator_initialize(mbs_integrator* in, const mbs_system* sys, mbs_sta
   memcpy(in->y0, in->y1, (size_t)in->ny * sizeof(double));
   memcpy(in->f0, in->f1, (size_t)in->ny * sizeof(double));
   in->initialized = 1;
-  in->err_prev = 0;
   in->dense_valid = 0;
   if ((rc = mbs_controllers_record(sys, st))) return rc;  // where delayed signals start
   if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_initialize(in, sys, st);
@@ -406,7 +405,6 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
   char why[MBS_ERROR_MESSAGE_LEN];
   why[0] = 0;
   double last_err = 0;
-  int rejected = 0;
   for (;;) {
     int hit_limit = 0;
     if (t + h >= t_limit || t + 1.01 * h >= t_limit) {  // do not leave a sliver
@@ -472,20 +470,10 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         in->stats.steps++;
         if ((rc = mbs_controllers_record(sys, st))) return rc;
         if (controlled) {
-          // PI control of the step (Gustafsson): the error's trend as well as its size, which
-          // keeps a step limited by stability (stiff muscle fibers) from overshooting and
-          // being rejected again and again; right after a rejection, no growth
-          double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
-          if (err > 0 && in->err_prev > 0 && !rejected)
-            grow = 0.9 * pow(in->opt.accuracy / err, 0.3 / p) * pow(in->err_prev / err, 0.4 / p);
-          if (rejected) grow = fmin(grow, 1.0);
-          if (!hit_limit) {
-            in->err_prev = err;
-            // change only when worth it: grow by 1.2x to 5x, shrink to no less than 0.2x
-            if (grow >= 1.2) in->h = h * fmin(grow, 5.0);
-            else if (grow < 1) in->h = h * fmax(grow, 0.2);
-            else in->h = h;
-          }
+          const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
+          // grow only when worth it; never past 5x
+          if (grow >= 1.2 && !hit_limit) in->h = h * fmin(grow, 5.0);
+          else if (!hit_limit) in->h = h;
         }
         return MBS_OK;
       }
@@ -493,7 +481,6 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
     }
     // reject: restore the State at the last good point and shrink the step
     in->stats.rejected++;
-    rejected = 1;
     mbs_integ_set_state(in, st, t, in->y1);
     if (!controlled) {
       // a fixed-step method cannot shrink beyond its step on its own: halve and retry

@@ -13,7 +13,6 @@ struct mbs_integrator {
   int initialized;
   double t0, t1;          // the last step
   double h;               // next step to try (error-controlled methods)
-  double err_prev;        // error estimate of the last accepted step (0: none yet)
   double* y0;             // y and y' at t0 and t1 (for dense output); y1, f1 are the current
   double* f0;
   double* y1;
