@@ -667,6 +667,34 @@ static double effective_damping(const mbs_muscle_model* m) {
 
 // Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated (computeActuation of each): fiber
 // length state l (m) and, for Delp, fiber velocity state vm (m/s).
+// the fiber's and tendon's lengths and speeds in a muscle's output (vn: normalized fiber
+// velocity, in the model's own normalization)
+static void report_geometry(mbs_muscle_output* out, double lm, double lopt, double vm, double vn,
+                            double alpha, double cosa, double dalpha_dt, double vat, double lt,
+                            double lst, double vmt) {
+  out->fiber_length = lm;
+  out->normalized_fiber_length = lm / lopt;
+  out->fiber_velocity = vm;
+  out->normalized_fiber_velocity = vn;
+  out->pennation_angle = alpha;
+  out->cos_pennation = cosa;
+  out->pennation_angular_velocity = dalpha_dt;
+  out->fiber_length_along_tendon = lm * cosa;
+  out->fiber_velocity_along_tendon = vat;
+  out->tendon_length = lt;
+  out->normalized_tendon_length = lt / lst;
+  out->tendon_strain = lt / lst - 1;
+  out->tendon_velocity = vmt - vat;
+}
+
+static void report_multipliers(mbs_muscle_output* out, double fal, double fpe, double fv,
+                               int clamped) {
+  out->active_force_length_multiplier = fal;
+  out->passive_force_multiplier = fpe;
+  out->force_velocity_multiplier = fv;
+  out->clamped = clamped;
+}
+
 static int simm_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
                      double l, double vm_state, mbs_muscle_output* out, mbs_error* err) {
   const mbs_muscle_params* p = &m->p;
@@ -736,23 +764,9 @@ static int simm_eval(const mbs_muscle_model* m, double lmt, double vmt, double a
   const double dalpha_dt = dadl * vm;
   const double vat = vm * cosa - lm * sin(alpha) * dalpha_dt;
 
-  out->fiber_length = lm;
-  out->normalized_fiber_length = lm / lopt;
-  out->fiber_velocity = vm;
-  out->normalized_fiber_velocity = vm / (lopt * p->max_contraction_velocity);
-  out->pennation_angle = alpha;
-  out->cos_pennation = cosa;
-  out->pennation_angular_velocity = dalpha_dt;
-  out->fiber_length_along_tendon = lm * cosa;
-  out->fiber_velocity_along_tendon = vat;
-  out->tendon_length = lt;
-  out->normalized_tendon_length = lt / lst;
-  out->tendon_strain = lt / lst - 1;
-  out->tendon_velocity = vmt - vat;
-  out->active_force_length_multiplier = fal[0];
-  out->passive_force_multiplier = fpe[0];
-  out->force_velocity_multiplier = fv;
-  out->clamped = clamped;
+  report_geometry(out, lm, lopt, vm, vm / (lopt * p->max_contraction_velocity), alpha, cosa,
+                  dalpha_dt, vat, lt, lst, vmt);
+  report_multipliers(out, fal[0], fpe[0], fv, clamped);
   if (!clamped) {
     out->active_fiber_force = fiso * a * fal[0] * fv;
     out->passive_fiber_force = fiso * fpe[0];
@@ -880,23 +894,8 @@ static int eval_one(const mbs_muscle_model* m, double lmt, double vmt, double ac
   const double dalpha_dt = dadl * vm;
   const double vat = vm * cosa - lm * sin(alpha) * dalpha_dt;
 
-  out->fiber_length = lm;
-  out->normalized_fiber_length = lm / lopt;
-  out->fiber_velocity = vm;
-  out->normalized_fiber_velocity = vn;
-  out->pennation_angle = alpha;
-  out->cos_pennation = cosa;
-  out->pennation_angular_velocity = dalpha_dt;
-  out->fiber_length_along_tendon = lm * cosa;
-  out->fiber_velocity_along_tendon = vat;
-  out->tendon_length = lt;
-  out->normalized_tendon_length = lt / lst;
-  out->tendon_strain = lt / lst - 1;
-  out->tendon_velocity = vmt - vat;
-  out->active_force_length_multiplier = fal[0];
-  out->passive_force_multiplier = fpe[0];
-  out->force_velocity_multiplier = fv;
-  out->clamped = clamped;
+  report_geometry(out, lm, lopt, vm, vn, alpha, cosa, dalpha_dt, vat, lt, lst, vmt);
+  report_multipliers(out, fal[0], fpe[0], fv, clamped);
   if (!clamped) {
     double fa = fiso * a * fal[0] * fv, fp = fiso * fpe[0], fd = fiso * beta * vn;
     if (tendon_given && fa + fp + fd < 0) {
