@@ -15,12 +15,15 @@
 #define HIST_DOUBLES (2 + 3 * HIST_SAMPLES)
 
 enum { CTRL_PD = 0, CTRL_CALLBACK };
-enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_SCALE, PD_NPARAM };
+enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_SCALE, PD_KD_SCALE, PD_WINDOW, PD_NPARAM };
 
 typedef struct ctrl_desc {
   char* name;
   int kind;
-  int q, u;                 // PD: the coordinate
+  int q, u;                 // PD: the coordinate (nterm 0)
+  int nterm;                // PD: or a combination of coordinates
+  int* tq;                  // their places in q, then in u (2 nterm)
+  int coef_adr;             // their coefficients in the State's parameters
   int param_adr;            // PD: kp, kd, reference, delay in the State's parameters
   int nout;
   mbs_pd_output* out;
@@ -39,6 +42,7 @@ void mbs_controller_data_free(struct mbs_controller_data* d) {
   for (int i = 0; i < d->n; i++) {
     free(d->c[i].name);
     free(d->c[i].out);
+    free(d->c[i].tq);
   }
   free(d->c);
   free(d);
@@ -95,12 +99,23 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
   if (!sys) return MBS_ERR_ARGUMENT;
   if (!s) return fail(sys, NULL, "no specification%.0f", 0);
   const char* nm = s->name;
-  if (s->q_index < 0 || s->q_index >= sys->nq || s->u_index < 0 || s->u_index >= sys->nu)
+  if (s->nterm < 0 || (s->nterm > 0 && !s->terms))
+    return fail(sys, nm, "%g terms without their list", s->nterm);
+  if (s->nterm == 0 &&
+      (s->q_index < 0 || s->q_index >= sys->nq || s->u_index < 0 || s->u_index >= sys->nu))
     return fail(sys, nm, "its coordinate is not one of the system's (q index %g)", s->q_index);
+  for (int k = 0; k < s->nterm; k++) {
+    const mbs_pd_term* t = &s->terms[k];
+    if (t->q_index < 0 || t->q_index >= sys->nq || t->u_index < 0 || t->u_index >= sys->nu)
+      return fail(sys, nm, "term %g: its coordinate is not one of the system's", k);
+    if (!isfinite(t->coefficient)) return fail(sys, nm, "term %g: its coefficient is not finite", k);
+  }
   if (!(s->kp >= 0) || !isfinite(s->kp)) return fail(sys, nm, "kp %g must be >= 0", s->kp);
   if (!(s->kd >= 0) || !isfinite(s->kd)) return fail(sys, nm, "kd %g must be >= 0", s->kd);
   if (!(s->delay >= 0) || !isfinite(s->delay))
     return fail(sys, nm, "delay %g must be >= 0", s->delay);
+  if (!(s->window >= 0) || !isfinite(s->window))
+    return fail(sys, nm, "window %g must be >= 0", s->window);
   if (!isfinite(s->reference)) return fail(sys, nm, "reference %g is not finite", s->reference);
   if (s->scale_set && (!(s->scale >= 0) || !isfinite(s->scale)))
     return fail(sys, nm, "scale %g must be >= 0", s->scale);
@@ -124,16 +139,36 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
     return mbs_system_no_memory(sys, __func__);
   memcpy(c->out, s->outputs, (size_t)s->noutput * sizeof(*c->out));
   const double p[PD_NPARAM] = {s->kp, s->kd, s->reference, s->delay,
-                               s->scale_set ? s->scale : 1.0};
-  static const char* const pn[PD_NPARAM] = {"kp", "kd", "reference", "delay", "scale"};
+                               s->scale_set ? s->scale : 1.0, 1.0, s->window};
+  static const char* const pn[PD_NPARAM] = {"kp",    "kd",       "reference", "delay",
+                                            "scale", "kd_scale", "window"};
   static const char* const pu[PD_NPARAM] = {"N m/rad or N/m", "N m s/rad or N s/m", "rad or m",
-                                            "s", "1"};
+                                            "s", "1", "1", "s"};
   c->param_adr = mbs_system_add_params(sys, p, PD_NPARAM);
   if (c->param_adr < 0) return c->param_adr;
   for (int k = 0; k < PD_NPARAM; k++) {
     char* path = mbs_format_string("/controllerset/%s/%s", nm, pn[k]);
     if (!path) return mbs_system_no_memory(sys, __func__);
     if ((rc = mbs_system_add_param_path(sys, path, c->param_adr + k, 1, pu[k]))) return rc;
+  }
+  if (s->nterm > 0) {
+    double* coef = malloc((size_t)s->nterm * sizeof(*coef));
+    if (!coef || !(c->tq = malloc(2 * (size_t)s->nterm * sizeof(*c->tq)))) {
+      free(coef);
+      return mbs_system_no_memory(sys, __func__);
+    }
+    for (int k = 0; k < s->nterm; k++) {
+      c->tq[k] = s->terms[k].q_index;
+      c->tq[s->nterm + k] = s->terms[k].u_index;
+      coef[k] = s->terms[k].coefficient;
+    }
+    c->nterm = s->nterm;
+    c->coef_adr = mbs_system_add_params(sys, coef, s->nterm);
+    free(coef);
+    if (c->coef_adr < 0) return c->coef_adr;
+    char* path = mbs_format_string("/controllerset/%s/coefficients", nm);
+    if (!path) return mbs_system_no_memory(sys, __func__);
+    if ((rc = mbs_system_add_param_path(sys, path, c->coef_adr, s->nterm, "1"))) return rc;
   }
   c->hist_adr = sys->nctrl_hist;
   sys->nctrl_hist += HIST_DOUBLES;
@@ -177,21 +212,50 @@ int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
                       : !isfinite(p[PD_REFERENCE])              ? "reference"
                       : !(p[PD_DELAY] >= 0) || !isfinite(p[PD_DELAY]) ? "delay"
                       : !(p[PD_SCALE] >= 0) || !isfinite(p[PD_SCALE]) ? "scale"
+                      : !(p[PD_KD_SCALE] >= 0) || !isfinite(p[PD_KD_SCALE]) ? "kd_scale"
+                      : !(p[PD_WINDOW] >= 0) || !isfinite(p[PD_WINDOW]) ? "window"
                                                                       : NULL;
+    for (int k = 0; !bad && k < c->nterm; k++)
+      if (!isfinite(st->param[c->coef_adr + k])) {
+        char comp[MBS_ERROR_COMPONENT_LEN];
+        snprintf(comp, sizeof(comp), "controller '%s'", c->name);
+        return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__,
+                             comp, "controller '%s': coefficient %d = %g is not finite", c->name,
+                             k, st->param[c->coef_adr + k]);
+      }
     if (!bad) continue;
     const int k = !strcmp(bad, "kp") ? PD_KP : !strcmp(bad, "kd") ? PD_KD
                   : !strcmp(bad, "reference") ? PD_REFERENCE
-                  : !strcmp(bad, "delay") ? PD_DELAY : PD_SCALE;
+                  : !strcmp(bad, "delay") ? PD_DELAY
+                  : !strcmp(bad, "scale") ? PD_SCALE
+                  : !strcmp(bad, "kd_scale") ? PD_KD_SCALE : PD_WINDOW;
     char comp[MBS_ERROR_COMPONENT_LEN];
     snprintf(comp, sizeof(comp), "controller '%s'", c->name);
     return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__, comp,
-                         "controller '%s': %s = %g (kp, kd, delay, scale >= 0, all finite)", c->name,
+                         "controller '%s': %s = %g (kp, kd, delay, window, scales >= 0, all finite)", c->name,
                          bad, p[k]);
   }
   return MBS_OK;
 }
 
 //---------------------------------- history ----------------------------------------------------
+
+// what a PD controller senses now: its coordinate and rate, or their combination
+static void sensed(const ctrl_desc* c, const mbs_state* st, double* y, double* yd) {
+  if (c->nterm == 0) {
+    *y = st->q[c->q];
+    *yd = st->u[c->u];
+    return;
+  }
+  const double* w = st->param + c->coef_adr;
+  double a = 0, b = 0;
+  for (int k = 0; k < c->nterm; k++) {
+    a += w[k] * st->q[c->tq[k]];
+    b += w[k] * st->u[c->tq[c->nterm + k]];
+  }
+  *y = a;
+  *yd = b;
+}
 
 static double* sample(double* h, int i) { return h + 2 + 3 * i; }
 
@@ -247,7 +311,8 @@ int mbs_controllers_record(const mbs_system* sys, mbs_state* st) {
       count--;
     }
     // keep samples at least delay/256 apart (the newest may be closer, and is replaced)
-    const double spacing = st->param[c->param_adr + PD_DELAY] / 256;
+    const double spacing =
+        (st->param[c->param_adr + PD_DELAY] + st->param[c->param_adr + PD_WINDOW]) / 256;
     if (count >= 2) {
       const double* prev = sample(h, (head - 2 + 2 * HIST_SAMPLES) % HIST_SAMPLES);
       if (t - prev[0] < spacing) {
@@ -257,8 +322,7 @@ int mbs_controllers_record(const mbs_system* sys, mbs_state* st) {
     }
     double* s = sample(h, head);
     s[0] = t;
-    s[1] = st->q[c->q];
-    s[2] = st->u[c->u];
+    sensed(c, st, &s[1], &s[2]);
     head = (head + 1) % HIST_SAMPLES;
     if (count < HIST_SAMPLES) count++;
     h[0] = count;
@@ -289,9 +353,22 @@ void mbs_controllers_apply(const mbs_system* sys, mbs_state* st, double* control
       continue;
     }
     const double* p = st->param + c->param_adr;
-    double q = st->q[c->q], u = st->u[c->u];
-    if (p[PD_DELAY] > 0) delayed(st->ctrl_hist + c->hist_adr, t - p[PD_DELAY], q, u, &q, &u);
-    const double e = p[PD_SCALE] * (p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD] * u);
+    double q, u;
+    sensed(c, st, &q, &u);
+    const double* h = st->ctrl_hist + c->hist_adr;
+    const double d = p[PD_DELAY], w = p[PD_WINDOW];
+    if (w > 0) {  // the means over the window: q by Simpson's rule, u = its change / w
+      double q1 = q, u1 = u, qm, q0, unused;
+      if (d > 0) delayed(h, t - d, q, u, &q1, &u1);
+      delayed(h, t - d - w / 2, q, u, &qm, &unused);
+      delayed(h, t - d - w, q, u, &q0, &unused);
+      q = (q0 + 4 * qm + q1) / 6;
+      u = (q1 - q0) / w;
+    } else if (d > 0) {
+      delayed(h, t - d, q, u, &q, &u);
+    }
+    const double e =
+        p[PD_SCALE] * (p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD_SCALE] * p[PD_KD] * u);
     for (int k = 0; k < c->nout; k++) {
       const mbs_pd_output* o = &c->out[k];
       double v = o->offset + o->gain * e;

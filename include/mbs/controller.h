@@ -8,18 +8,28 @@
 // controls. mbs_get_controls gives the controls in effect.
 //
 // PD tracking with an optional neural delay (a controller of a coordinate):
-//   e(t) = scale (kp (reference - q(t - delay)) - kd u(t - delay))
+//   e(t) = scale (kp (reference - q(t - delay)) - kd_scale kd u(t - delay))
+// or, with a window w > 0, a low-pass form: q and u replaced by their means over
+// [t - delay - w, t - delay] (q by Simpson's rule; u's mean is q's change over the window / w)
 //   each output k adds  clamp(offset_k + gain_k e(t), lower_k, upper_k)  to control c_k,
 // so a joint torque actuator gets gain 1/optimal_force, and muscles on either side of a joint
 // get gains of either sign clamped to [0, 1] (an agonist pulls when the joint lags behind).
 // Its numbers are instance parameters "/controllerset/<name>/kp", "kd" (N m/rad, N m s/rad for
-// a gain and scale of 1), "reference" (rad or m), "delay" (s, >= 0) and "scale" (a factor on kp
+// a gain and scales of 1), "reference" (rad or m), "delay" (s, >= 0), "scale" (a factor on kp
 // and kd, >= 0, default 1: e.g. a joint's gravitational stiffness, so that kp and kd are
-// normalized by it): a study may vary them. The
+// normalized by it) and "kd_scale" (a further factor on kd, >= 0, default 1: e.g. a time scale
+// of the joint's motion, making kd dimensionless) and "window" (s, >= 0, default 0): a study may
+// vary them. The
 // delayed coordinate is read from the State's history of accepted steps (cubic Hermite in q
 // with its rate u between recorded samples, u linear; before the first sample, the values at
 // the start), which the integrators record after every accepted step and which keeps at least
 // four delays of past; every integrator keeps its steps no longer than the shortest delay.
+//
+// A combination of coordinates (spec.nterm > 0) is sensed in place of one coordinate:
+//   y = sum_k c_k q_k, y' = sum_k c_k u_k,
+// and y, y' take q's and u's places above (delayed and windowed alike); the coefficients c_k are
+// instance parameters too, "/controllerset/<name>/coefficients" (one per term, finite), so that
+// a State may set them, e.g. the linearization of a body's sway about its own posture.
 //
 // A C callback: fn(sys, st, controls, user) adds to `controls` (the controls in effect, one per
 // mbs_system_ncontrol) at Dynamics, from the State realized to Velocity. It must not change the
@@ -41,16 +51,26 @@ typedef struct mbs_pd_output {
   double lower, upper;         // clamp of this output (-INFINITY, INFINITY: none)
 } mbs_pd_output;
 
+// one term of a sensed combination of coordinates (mbs_pd_controller_spec.terms)
+typedef struct mbs_pd_term {
+  int q_index, u_index;        // a coordinate's place in q and its rate's in u (u = q')
+  double coefficient;          // finite; the default of its instance parameter
+} mbs_pd_term;
+
 typedef struct mbs_pd_controller_spec {
   const char* name;            // unique among controllers; names its parameters
-  int q_index, u_index;        // the coordinate's place in q and its rate's in u (u = q')
+  int q_index, u_index;        // the coordinate's place in q and its rate's in u (u = q'),
+                               // when nterm is 0
   double reference;            // rad or m
   double kp, kd;               // >= 0
   double delay;                // s, >= 0
+  double window;               // s, >= 0: 0 for none
   int noutput;                 // >= 1
   const mbs_pd_output* outputs;
   double scale;                // >= 0, a factor on kp and kd; used when scale_set (else 1)
   int scale_set;
+  int nterm;                   // 0, or the number of terms: the controller then senses
+  const mbs_pd_term* terms;    // y = sum_k c_k q_k (rate sum_k c_k u_k) in place of q_index
 } mbs_pd_controller_spec;
 
 // Add a PD tracking controller; returns its index or a negative status (message in

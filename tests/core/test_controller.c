@@ -6,12 +6,17 @@
 //   start's, so th'' = kp (th_r - th0) / I and th = th0 + a t^2 / 2; on [tau, 2 tau] th'' =
 //   (kp (th_r - th0 - a (t - tau)^2 / 2) - kd a (t - tau)) / I, a quartic; checked at tau, 1.5
 //   tau and 2 tau for every integrator, including CVODE;
+// - a sensed combination of coordinates (here c q, its coefficient set by the State) follows the
+//   oscillator of gains c kp, c kd about th_r / c;
+// - a window: the delayed means over the window against the same delay equation integrated
+//   here by small explicit steps, its history kept in arrays;
 // - the history belongs to the State: two States from different starts keep their own;
 // - an output's clamp and offset; a C callback adding to a control; the controls in effect
 //   (function of time, State's control, controllers' sum); gains and delay as parameters of a
 //   State; bad specifications and parameters refused naming the controller.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mbs/mbs.h"
@@ -48,7 +53,7 @@ static mbs_system* rotor(int* control) {
 static int add_pd(mbs_system* sys, const char* name, int control, double kp, double kd,
                   double ref, double delay) {
   mbs_pd_output out = {control, 1 / F_OPT, 0, -INFINITY, INFINITY};
-  mbs_pd_controller_spec pd = {name, 0, 0, ref, kp, kd, delay, 1, &out, 0, 0};
+  mbs_pd_controller_spec pd = {name, 0, 0, ref, kp, kd, delay, 0, 1, &out, 0, 0, 0, NULL};
   return mbs_system_add_pd_controller(sys, &pd);
 }
 
@@ -96,7 +101,7 @@ static void test_pd_scale(void) {
   mbs_system* sys = rotor(&c);
   const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2;
   mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
-  mbs_pd_controller_spec pd = {"scaled", 0, 0, thr, kp / 3, kd / 3, 0, 1, &out, 1.5, 1};
+  mbs_pd_controller_spec pd = {"scaled", 0, 0, thr, kp / 3, kd / 3, 0, 0, 1, &out, 1.5, 1, 0, NULL};
   EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
   EXPECT_OK(mbs_system_finalize(sys));
   const mbs_param_info* pi = mbs_system_find_param(sys, "/controllerset/scaled/scale");
@@ -199,7 +204,7 @@ static void test_controls_in_effect(void) {
   mbs_system* sys = rotor(&c);
   // a clamped PD output with an offset, and a callback adding 0.5
   mbs_pd_output out = {c, 1.0, 0.1, -0.2, 0.3};
-  mbs_pd_controller_spec pd = {"clamped", 0, 0, 1.0, 2.0, 0.0, 0.0, 1, &out, 0, 0};
+  mbs_pd_controller_spec pd = {"clamped", 0, 0, 1.0, 2.0, 0.0, 0.0, 0, 1, &out, 0, 0, 0, NULL};
   EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
   EXPECT_EQ_INT(mbs_system_add_controller_callback(sys, "half", add_half, &c), 1);
   // refused: a second "half", a negative gain, a control that does not exist, no outputs
@@ -244,8 +249,91 @@ static void test_controls_in_effect(void) {
   mbs_system_destroy(sys);
 }
 
+// PD sensing y = c q: c is an instance parameter (default 1 from the spec, 2 in the State)
+static void test_pd_terms(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2, coef = 2;
+  mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
+  const mbs_pd_term term = {0, 0, 1};
+  mbs_pd_controller_spec pd = {"combined", -1, -1, thr, kp, kd, 0, 0, 1, &out, 0, 0, 1, &term};
+  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
+  const mbs_pd_term bad = {0, 5, 1};  // no u 5 in a one-coordinate system
+  pd.name = "bad";
+  pd.terms = &bad;
+  EXPECT_TRUE(mbs_system_add_pd_controller(sys, &pd) < 0);
+  EXPECT_TRUE(strstr(mbs_system_error(sys)->message, "'bad'") != NULL);
+  mbs_error_clear((mbs_error*)mbs_system_error(sys));
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/combined/coefficients", 0, coef));
+  mbs_state_upd_q(st)[0] = th0;
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-9;
+  double worst = 0;
+  for (int k = 1; k <= 10; k++) {
+    EXPECT_OK(mbs_simulate(sys, st, 0.2 * k, &o, NULL, 0, NULL, NULL, NULL));
+    const double e =
+        fabs(mbs_state_q(st)[0] - oscillator(0.2 * k, coef * kp, coef * kd, thr / coef, th0));
+    if (e > worst) worst = e;
+  }
+  printf("PD sensing 2 q: |th - closed form| <= %.2e rad over 2 s\n", worst);
+  EXPECT_TRUE(worst < 1e-7);
+  // a coefficient that is not finite fails at Instance, naming the controller
+  mbs_state* s2 = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_set_param(sys, s2, "/controllerset/combined/coefficients", 0, NAN));
+  EXPECT_TRUE(mbs_realize_instance(sys, s2) != MBS_OK);
+  EXPECT_TRUE(strstr(mbs_state_error(s2)->message, "combined") != NULL);
+  mbs_state_destroy(s2);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
+// delay d and window w: the rotor starts at rest at th0 and the controller sees the means over
+// [t - d - w, t - d] (before 0: the start); integrated here by semi-implicit Euler steps of h
+// with the angle and rate kept per step, the means formed as documented
+static void test_pd_window(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2, d = 0.05, w = 0.08, T = 1.0;
+  mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
+  mbs_pd_controller_spec pd = {"windowed", 0, 0, thr, kp, kd, d, w, 1, &out, 0, 0, 0, NULL};
+  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  mbs_state_upd_q(st)[0] = th0;
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-9;
+  EXPECT_OK(mbs_simulate(sys, st, T, &o, NULL, 0, NULL, NULL, NULL));
+  // the reference solution
+  const double h = 1e-6;
+  const int n = (int)lround(T / h), nd = (int)lround(d / h), nw = (int)lround(w / h);
+  double* th = malloc((size_t)(n + 1) * sizeof(double));
+  double om = 0;
+  th[0] = th0;
+  for (int i = 0; i < n; i++) {
+    const int i1 = i - nd, im = i - nd - nw / 2, i0 = i - nd - nw;
+    const double q1 = th[i1 > 0 ? i1 : 0], qm = th[im > 0 ? im : 0], q0 = th[i0 > 0 ? i0 : 0];
+    const double qbar = (q0 + 4 * qm + q1) / 6, ubar = (q1 - q0) / w;
+    om += h * (kp * (thr - qbar) - kd * ubar) / I_ROTOR;
+    th[i + 1] = th[i] + h * om;
+  }
+  const double e = fabs(mbs_state_q(st)[0] - th[n]);
+  printf("PD with delay %.2f s and window %.2f s: th(%.1f) %.6f, explicit steps %.6f\n", d, w, T,
+         mbs_state_q(st)[0], th[n]);
+  EXPECT_TRUE(e < 1e-4 * fabs(th[n] - th0));
+  EXPECT_TRUE(fabs(th[n] - th0) > 0.1);  // it moved
+  free(th);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
 int main(void) {
   test_pd_no_delay();
+  test_pd_terms();
+  test_pd_window();
   test_pd_scale();
   test_pd_delay(MBS_INTEG_RK_MERSON);
   test_pd_delay(MBS_INTEG_DORMAND_PRINCE);
