@@ -331,6 +331,8 @@ size_t mbs_posture_table_cell(const mbs_posture_table* t, int m, int k, int d, i
 const char* mbs_posture_mode_name(double v, int long_form, char* buf, size_t n) {
   if (v == 0) return long_form ? "joints free, holding torques" : "free";
   if (v == 1) return long_form ? "leg and back joints locked" : "locked";
+  if (v == 2) return long_form ? "joints free, holding torques and delayed PD feedback"
+                               : "feedback";
   if (long_form) snprintf(buf, n, "joint mode %g", v);
   else snprintf(buf, n, "mode %g", v);
   return buf;

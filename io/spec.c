@@ -1330,12 +1330,12 @@ static int read_posture(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
   p->mode[1] = 1;
   p->nmode = 2;
   if (f[PO_MODE].present) {
-    static const char* const mode_names[] = {"free", "locked"};
-    static const double mode_values[] = {0, 1};
+    static const char* const mode_names[] = {"free", "locked", "feedback"};
+    static const double mode_values[] = {0, 1, 2};
     double* m = NULL;
     int nm = 0;
     kp_key(sub, kp, "mode");
-    if ((rc = get_levels(c, &f[PO_MODE], sub, 1, 0, mode_names, mode_values, 2, &m, &nm)))
+    if ((rc = get_levels(c, &f[PO_MODE], sub, 1, 0, mode_names, mode_values, 3, &m, &nm)))
       return rc;
     p->nmode = nm;
     for (int k = 0; k < nm; k++) p->mode[k] = (int)m[k];

@@ -371,6 +371,217 @@ static int foot_spheres(const mbs_system* sys, mbs_state* st, const unsigned cha
   return MBS_OK;
 }
 
+//---------------------------------- feedback -------------------------------------------------
+
+static int is_ankle(const char* coordinate) { return strncmp(coordinate, "ankle_", 6) == 0; }
+
+int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs_error* err) {
+  (void)user;
+  // the ankles sense the body's sway: a combination of every coordinate (posture.h)
+  const int ncoord = mbs_osim_ncoordinate(m);
+  mbs_pd_term* terms = calloc((size_t)(ncoord > 0 ? ncoord : 1), sizeof(*terms));
+  if (!terms) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  for (int k = 0; k < ncoord; k++) {
+    const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(m, k);
+    terms[k] = (mbs_pd_term){ci->qindex, ci->uindex, 0};
+  }
+  int rc = MBS_OK;
+  for (int j = 0; mbs_posture_joint_names[j] && rc == MBS_OK; j++) {
+    const char* cn = mbs_posture_joint_names[j];
+    const int k = mbs_osim_find_coordinate(m, cn);
+    char name[128];
+    snprintf(name, sizeof name, "%s_torque", cn);
+    const int force = mbs_force_find(sys, name);
+    if (k < 0 || force < 0) continue;
+    int control = -1;
+    for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+      if (mbs_control_force(sys, c) == force) control = c;
+    char path[160];
+    snprintf(path, sizeof path, "/forceset/%s/optimal_force", name);
+    const mbs_param_info* pi = mbs_system_find_param(sys, path);
+    const double fopt = pi ? mbs_system_param_default(sys, pi->index) : 1;
+    if (control < 0 || !(fopt > 0)) {
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, name, "posture: the actuator '%s' of '%s' has no "
+                    "control or no positive optimal force", name, cn);
+      break;
+    }
+    const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(m, k);
+    const mbs_pd_output out = {control, 1 / fopt, 0, -INFINITY, INFINITY};
+    const int sway = is_ankle(cn);
+    snprintf(name, sizeof name, "%s_feedback", cn);
+    mbs_pd_controller_spec pd = {.name = name,
+                                 .q_index = ci->qindex,
+                                 .u_index = ci->uindex,
+                                 .kp = sway ? MBS_POSTURE_SWAY_KP : MBS_POSTURE_JOINT_KP,
+                                 .kd = sway ? MBS_POSTURE_SWAY_KD : MBS_POSTURE_JOINT_KD,
+                                 .delay = sway ? MBS_POSTURE_SWAY_DELAY : 0,
+                                 .window = sway ? MBS_POSTURE_SWAY_WINDOW : 0,
+                                 .noutput = 1,
+                                 .outputs = &out,
+                                 .scale = 0,  // off until quiet standing
+                                 .scale_set = 1,
+                                 .nterm = sway ? ncoord : 0,
+                                 .terms = sway ? terms : NULL};
+    int added = mbs_system_add_pd_controller(sys, &pd);
+    if (added >= 0 && sway) {
+      // and the ankle muscles' intrinsic stiffness and damping, on the joint's own angle
+      snprintf(name, sizeof name, "%s_intrinsic", cn);
+      pd = (mbs_pd_controller_spec){.name = name,
+                                    .q_index = ci->qindex,
+                                    .u_index = ci->uindex,
+                                    .kp = MBS_POSTURE_INTRINSIC_K,
+                                    .kd = MBS_POSTURE_INTRINSIC_B,
+                                    .noutput = 1,
+                                    .outputs = &out,
+                                    .scale = 0,
+                                    .scale_set = 1};
+      added = mbs_system_add_pd_controller(sys, &pd);
+    }
+    if (added < 0) {
+      *err = *mbs_system_error(sys);
+      rc = err->code ? err->code : MBS_ERR_ARGUMENT;
+    }
+  }
+  free(terms);
+  return rc;
+}
+
+// the body's sway angle (rad, forward positive): the angle from the vertical of the line from
+// the mean ankle position to the subject's centre of mass, in the plane of `up` and `fwd`
+static int sway_angle(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
+                      const double up[3], const double fwd[3], double* angle) {
+  double c[3], a[3];
+  const int rc = com_and_ankles(m, st, skip, c, a);
+  if (rc) return rc;
+  double x = 0, y = 0;
+  for (int k = 0; k < 3; k++) {
+    x += fwd[k] * (c[k] - a[k]);
+    y += up[k] * (c[k] - a[k]);
+  }
+  *angle = atan2(x, y);
+  return MBS_OK;
+}
+
+// the sway's coefficients on every coordinate at the present pose (central differences) and
+// the sway there
+static int sway_coefficients(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
+                             double* coef, double* angle) {
+  const mbs_system* sys = mbs_osim_system(m);
+  double up[3] = {0, 1, 0}, fwd[3], pr[3], pl[3];
+  const mbs_param_info* gi = mbs_system_find_param(sys, "/forceset/gravity/g");
+  if (gi) {
+    const double* g = mbs_state_params(st) + gi->index;
+    const double n = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+    if (n > 0)
+      for (int k = 0; k < 3; k++) up[k] = -g[k] / n;
+  }
+  // forward: up x (right ankle - left ankle)
+  static const double origin[3] = {0, 0, 0};
+  const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
+  double* p[2] = {pr, pl};
+  int rc = mbs_realize_position(sys, st);
+  for (int f = 0; f < 2 && !rc; f++) {
+    int b = mbs_body_find(sys, feet[f][0]);
+    if (b < 0) b = mbs_body_find(sys, feet[f][1]);
+    rc = b < 0 ? MBS_ERR_UNKNOWN_NAME : mbs_get_station_location(sys, st, b, origin, p[f]);
+  }
+  if (rc) return rc;
+  const double d[3] = {pr[0] - pl[0], pr[1] - pl[1], pr[2] - pl[2]};
+  fwd[0] = up[1] * d[2] - up[2] * d[1];
+  fwd[1] = up[2] * d[0] - up[0] * d[2];
+  fwd[2] = up[0] * d[1] - up[1] * d[0];
+  const double n = sqrt(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
+  if (!(n > 0)) return MBS_ERR_ARGUMENT;
+  for (int k = 0; k < 3; k++) fwd[k] /= n;
+  if ((rc = sway_angle(m, st, skip, up, fwd, angle))) return rc;
+  const double h = 1e-6;
+  for (int k = 0; k < mbs_osim_ncoordinate(m) && !rc; k++) {
+    const int qi = mbs_osim_coordinate_info(m, k)->qindex;
+    const double q0 = mbs_state_q(st)[qi];
+    double a1 = 0, a0 = 0;
+    mbs_state_upd_q(st)[qi] = q0 + h;
+    rc = sway_angle(m, st, skip, up, fwd, &a1);
+    mbs_state_upd_q(st)[qi] = q0 - h;
+    if (!rc) rc = sway_angle(m, st, skip, up, fwd, &a0);
+    mbs_state_upd_q(st)[qi] = q0;
+    coef[k] = (a1 - a0) / (2 * h);
+  }
+  if (!rc) rc = mbs_realize_position(sys, st);
+  return rc;
+}
+
+// G = m g d of what coordinate k's body carries in standing, and T = sqrt(I / G) with I its
+// moment of inertia about the joint's body origin (posture.h) [Position]
+static int carried_stiffness(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
+                             int k, double* G, double* T) {
+  const mbs_system* sys = mbs_osim_system(m);
+  const int nb = mbs_system_nbody(sys), b = mbs_osim_coordinate_info(m, k)->body;
+  unsigned char* part = calloc((size_t)nb, 2);
+  if (!part) return MBS_ERR_NO_MEMORY;
+  unsigned char* sub = part + nb;
+  // the distal side: b and its descendants (bodies come in topological order)
+  for (int i = b; i < nb; i++) sub[i] = i == b || (i > b && sub[mbs_body_parent(sys, i)]);
+  const char* feet[2] = {"calcn_r", "calcn_l"};
+  int leg = 0, nfeet = 0;
+  for (int f = 0; f < 2; f++) {
+    const int fb = mbs_body_find(sys, feet[f]);
+    if (fb < 0) continue;
+    nfeet++;
+    leg = leg || sub[fb];
+  }
+  for (int i = 0; i < nb; i++) part[i] = i == 0 || (skip && skip[i]) || (leg ? sub[i] : !sub[i]);
+  double mass = 0, com[3], R[9], p[3], inertia = 0;
+  int rc = mbs_calc_center_of_mass_subset(sys, st, part, &mass, com);
+  if (rc == MBS_OK) rc = mbs_get_body_transform(sys, st, b, R, p);
+  const double* prm = mbs_state_params(st);
+  for (int i = 1; i < nb && rc == MBS_OK; i++) {
+    if (part[i]) continue;
+    char path[300];
+    snprintf(path, sizeof path, "/bodyset/%s/mass", mbs_body_name(sys, i));
+    const mbs_param_info* pm = mbs_system_find_param(sys, path);
+    snprintf(path, sizeof path, "/bodyset/%s/mass_center", mbs_body_name(sys, i));
+    const mbs_param_info* pc = mbs_system_find_param(sys, path);
+    snprintf(path, sizeof path, "/bodyset/%s/inertia", mbs_body_name(sys, i));
+    const mbs_param_info* pi = mbs_system_find_param(sys, path);
+    if (!pm || !pc || !pi) continue;
+    double c[3];
+    if ((rc = mbs_get_station_location(sys, st, i, prm + pc->index, c))) break;
+    const double r2 = (c[0] - p[0]) * (c[0] - p[0]) + (c[1] - p[1]) * (c[1] - p[1]) +
+                      (c[2] - p[2]) * (c[2] - p[2]);
+    // about an axis through the origin: m r^2 and the mean of the central moments
+    const double* J = prm + pi->index;
+    inertia += prm[pm->index] * r2 + (J[0] + J[1] + J[2]) / 2;
+  }
+  free(part);
+  if (rc) return rc;
+  double g = 9.80665;
+  const mbs_param_info* gi = mbs_system_find_param(sys, "/forceset/gravity/g");
+  if (gi) {
+    const double* gv = prm + gi->index;
+    g = sqrt(gv[0] * gv[0] + gv[1] * gv[1] + gv[2] * gv[2]);
+  }
+  const double d = sqrt((com[0] - p[0]) * (com[0] - p[0]) + (com[1] - p[1]) * (com[1] - p[1]) +
+                        (com[2] - p[2]) * (com[2] - p[2]));
+  const double share = leg && nfeet > 0 ? 1.0 / nfeet : 1.0;
+  *G = share * mass * g * d;
+  *T = *G > 0 ? sqrt(share * inertia / *G) : 0;
+  return MBS_OK;
+}
+
+// a posture controller's scale, kd_scale and reference ("/controllerset/<coordinate>_<kind>/...")
+static int set_pd(const mbs_system* sys, mbs_state* st, const char* coordinate, const char* kind,
+                  double scale, double kd_scale, double reference) {
+  static const char* const names[3] = {"scale", "kd_scale", "reference"};
+  const double v[3] = {scale, kd_scale, reference};
+  int rc = MBS_OK;
+  for (int k = 0; k < 3 && rc == MBS_OK; k++) {
+    char path[256];
+    snprintf(path, sizeof path, "/controllerset/%s_%s/%s", coordinate, kind, names[k]);
+    rc = mbs_state_set_param(sys, st, path, 0, v[k]);
+  }
+  return rc;
+}
+
 static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_posture_options* o,
                           mbs_posture_result* r, const unsigned char* skip, mbs_error* err) {
   const mbs_system* sys = mbs_osim_system(m);
@@ -536,8 +747,56 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
       snprintf(name, sizeof name, "%s_torque", mbs_posture_joint_names[j]);
       const int force = mbs_force_find(sys, name);
       for (int c = 0; c < mbs_system_ncontrol(sys); c++)
-        if (mbs_control_force(sys, c) == force) ctl[c] = o->mode == MBS_JOINTS_FREE ? t : 0;
+        if (mbs_control_force(sys, c) == force) ctl[c] = o->mode != MBS_JOINTS_LOCKED ? t : 0;
     }
+    // feedback about the standing angles, scaled by what each joint carries (off in the free
+    // and locked modes)
+    int nfeedback = 0, has[MBS_POSTURE_MAX_JOINTS] = {0};
+    for (int j = 0; j < nj && rc == MBS_OK; j++) {  // the stiffnesses at the standing pose
+      char name[128];
+      snprintf(name, sizeof name, "%s_feedback", mbs_posture_joint_names[j]);
+      if (idx[j] < 0 || mbs_controller_find(sys, name) < 0) continue;
+      has[j] = 1;
+      nfeedback++;
+      if (o->mode == MBS_JOINTS_FEEDBACK &&
+          (rc = carried_stiffness(m, st, skip, idx[j], &r->stiffness[j], &r->time_scale[j])) &&
+          !err->code)
+        *err = *mbs_state_error(st);
+    }
+    double* coef = NULL;
+    double sway = 0;
+    const int ncoord = mbs_osim_ncoordinate(m);
+    if (rc == MBS_OK && nfeedback > 0) {  // the sway the ankles sense, linearized here
+      if (!(coef = calloc((size_t)ncoord + 1, sizeof(*coef)))) rc = MBS_ERR_NO_MEMORY;
+      else if ((rc = sway_coefficients(m, st, skip, coef, &sway)) && !err->code)
+        *err = *mbs_state_error(st);
+      if (rc && !err->code)
+        rc = MBS_FAIL(err, rc, "posture", "posture: the body's sway could not be found (%s)",
+                      mbs_status_text(rc));
+    }
+    for (int j = 0; j < nj && rc == MBS_OK; j++) {  // then the parameters
+      if (!has[j]) continue;
+      const char* cn = mbs_posture_joint_names[j];
+      const double angle = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[j])->qindex];
+      double reference = angle;
+      if (is_ankle(cn)) {
+        reference = 0;
+        char path[256];
+        snprintf(path, sizeof path, "/controllerset/%s_feedback/coefficients", cn);
+        for (int k = 0; k < ncoord && rc == MBS_OK; k++) {
+          rc = mbs_state_set_param(sys, st, path, k, coef[k]);
+          reference += coef[k] * mbs_state_q(st)[mbs_osim_coordinate_info(m, k)->qindex];
+        }
+        if (rc == MBS_OK)
+          rc = set_pd(sys, st, cn, "intrinsic", r->stiffness[j], r->time_scale[j], angle);
+      }
+      if (rc == MBS_OK)
+        rc = set_pd(sys, st, cn, "feedback", r->stiffness[j], r->time_scale[j], reference);
+    }
+    free(coef);
+    if (rc == MBS_OK && o->mode == MBS_JOINTS_FEEDBACK && nfeedback == 0)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the feedback mode needs the "
+                    "model read with the feedback controllers (mbs_posture_add_feedback)");
     // the mode: free joints drop their locks
     for (int j = 0; j < nj && rc == MBS_OK; j++) {
       if (idx[j] < 0) continue;

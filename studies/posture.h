@@ -14,9 +14,12 @@
 // from inverse dynamics (generalized forces at zero acceleration) into the actuators' controls.
 //
 // The joint modes of the perturbation (the OpenSim paper, §5): free — the locks are disabled and
-// the holding torques act; locked — the back and leg joints stay locked.
+// the holding torques act; locked — the back and leg joints stay locked; and feedback — free, with
+// delayed PD feedback about quiet standing added to the holding torques (below).
 #ifndef MBS_STUDIES_POSTURE_H_
 #define MBS_STUDIES_POSTURE_H_
+
+#include <math.h>
 
 #include "mbs/osim.h"
 #include "mbs/simulate.h"
@@ -32,7 +35,55 @@
 typedef enum mbs_joint_mode {
   MBS_JOINTS_FREE = 0,
   MBS_JOINTS_LOCKED = 1,
+  MBS_JOINTS_FEEDBACK = 2,
 } mbs_joint_mode;
+
+// Balance by feedback (mode feedback): the holding torques act as in the free mode, and delayed
+// feedback about quiet standing is added through the joints' torque actuators (controllers
+// added by mbs_posture_add_feedback; their numbers are instance parameters
+// "/controllerset/<controller>/<kp|kd|delay|window>", which a study may vary, e.g.
+// "/controllerset/ankle_angle_*_feedback/delay").
+//
+// The ankles balance the body as the standing-balance literature models it: one inverted
+// pendulum about the ankles, its sway sensed with a neural delay (controller
+// "<ankle>_feedback"):
+//   tau(t) = G (kp (theta_standing - theta(t - delay)) - kd T theta'(t - delay)),
+// theta the body's sway, the angle from the vertical of the line from the mean ankle position to
+// the centre of mass in the plane of gravity and the walking direction, linearized about quiet
+// standing as a combination of every coordinate (its coefficients set by quiet standing).
+// G = m g d is the gravitational stiffness of the body above the feet about the ankles (m its
+// mass, d the centre of mass's distance from the ankle) and T = sqrt(I / G) its time scale (I its
+// moment of inertia about the ankle), each halved for one of two legs, so that kp and kd are
+// dimensionless. The sway is low-passed by a moving mean over `window`, which stands for the
+// muscles' activation dynamics; the ankle muscles' intrinsic stiffness and damping act without
+// delay on the ankle's own angle (controller "<ankle>_intrinsic", kp and kd normalized by the
+// same G and T). Every default is the identified model of standing balance of Table 1 of
+// PMC5664365 (J 66 kg m^2, m 75 kg, h 0.83 m, g 9.81 m/s^2: G = m g h, T = sqrt(J / G)):
+// K_P 943.9 N m/rad, K_D 313.5 N m s/rad, delay 0.097 s, intrinsic K 40.5 N m/rad and B 68.8 N
+// m s/rad, activation dynamics of natural frequency 16.8 rad/s and relative damping 0.99 (the
+// window has the same low-frequency lag, 2 beta / omega_0, as the moving mean's w / 2).
+//
+// The other held joints (back, hips, knees, subtalar and toe joints) are held stiff about their
+// standing angles, as the single pendulum takes the body above the ankles to be rigid
+// (controller "<coordinate>_feedback", no delay by default):
+//   tau_j = G_j (kp (q_j,standing - q_j(t - delay)) - kd T_j q_j'(t - delay)),
+// with G_j and T_j the gravitational stiffness and time scale of the part of the body the joint
+// carries in standing (for a joint between the pelvis and a foot, the body without that joint's
+// distal side, shared by the two legs; for the back and toes, their distal side), kp 10 and kd 1:
+// a choice, not an identified value; with a delay at these joints, per-joint feedback does not
+// hold the multi-segment body (docs/posture_study.md).
+// Quiet standing sets every controller's "scale" (G), "kd_scale" (T), "reference" and the
+// sway's "coefficients"; the scales are 0 (no feedback) in the free and locked modes.
+#define MBS_POSTURE_SIP_G (75 * 9.81 * 0.83)             // N m/rad
+#define MBS_POSTURE_SIP_T sqrt(66 / MBS_POSTURE_SIP_G)  // s
+#define MBS_POSTURE_SWAY_KP (943.9 / MBS_POSTURE_SIP_G)
+#define MBS_POSTURE_SWAY_KD (313.5 / (MBS_POSTURE_SIP_G * MBS_POSTURE_SIP_T))
+#define MBS_POSTURE_SWAY_DELAY 0.097                 // s
+#define MBS_POSTURE_SWAY_WINDOW (4 * 0.99 / 16.8)  // s
+#define MBS_POSTURE_INTRINSIC_K (40.5 / MBS_POSTURE_SIP_G)
+#define MBS_POSTURE_INTRINSIC_B (68.8 / (MBS_POSTURE_SIP_G * MBS_POSTURE_SIP_T))
+#define MBS_POSTURE_JOINT_KP 10.0
+#define MBS_POSTURE_JOINT_KD 1.0
 
 typedef struct mbs_posture_options {
   double knee_flexion;   // rad, >= 0
@@ -56,8 +107,16 @@ typedef struct mbs_posture_result {
                              // zero acceleration: what the contact does not balance
   double torque[MBS_POSTURE_MAX_JOINTS];  // holding torques, in the order of
                                           // mbs_posture_joint_names (0 for absent ones)
+  double stiffness[MBS_POSTURE_MAX_JOINTS];  // G_j, N m/rad, of the joints with feedback
+                                             // controllers (0 for others)
+  double time_scale[MBS_POSTURE_MAX_JOINTS];  // T_j, s (0 for others)
 } mbs_posture_result;
 
+// The feedback controllers, one per held joint coordinate the model has with an actuator
+// "<coordinate>_torque": an extension of the model's reading (mbs_osim_options.extend, user
+// unused), so that a model read with it can stand in every mode.
+int mbs_posture_add_feedback(mbs_osim_model* m, struct mbs_system* sys, void* user,
+                             mbs_error* err);
 // names of the held (and lockable) joint coordinates, NULL-terminated: the first
 // MBS_POSTURE_REQUIRED_JOINTS (back, hips, knees, ankles) every model must have; the others
 // (subtalar and toe joints) are held when present

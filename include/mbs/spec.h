@@ -170,7 +170,8 @@ enum {
 //     magnitude: [0, 0.02, 0.04]        # m of platform displacement; knee_flexion, direction
 //                                       # and magnitude also as a range {from: 0, to: 0.2,
 //                                       # step: 0.001} (to included when on a step)
-//     mode: [free, locked]              # free: holding torques; locked: back and legs locked
+//     mode: [free, locked]              # free: holding torques; locked: back and legs locked;
+//                                       # feedback: holding torques and delayed PD feedback
 //     perturbation: {duration: 0.5, profile: smooth_step}   # s; smooth_step | cosine
 //     fall_fraction: 0.75               # fallen when the pelvis is below this fraction of its
 //                                       # standing height
@@ -192,7 +193,7 @@ typedef struct mbs_spec_posture {
   int ndirection;
   double* magnitude;           // m
   int nmagnitude;
-  int mode[2];                 // 0 free, 1 locked
+  int mode[3];                 // 0 free, 1 locked, 2 feedback
   int nmode;
   double perturbation_duration;  // s
   char* profile;

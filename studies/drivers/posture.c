@@ -59,6 +59,10 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
   const mbs_spec_posture* po = ((posture_driver*)d->self)->po;
   mbs_osim_options o = {.external_loads = sp->external_loads};
+  int feedback = 0;  // the feedback controllers, only where the feedback mode is run
+  for (int k = 0; k < po->nmode; k++) feedback = feedback || po->mode[k] == MBS_JOINTS_FEEDBACK;
+  if (feedback) o.extend = mbs_posture_add_feedback;
+  const mbs_osim_options adapt_o = {.extend = o.extend};
   mbs_error e;
   uint64_t h = MBS_FNV_OFFSET;
   if (!sp->has_simulation)
@@ -97,6 +101,7 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
     ao.foot_length = po->foot_length;
     ao.sole = po->sole;
     ao.remove_muscles = po->remove_muscles;
+    ao.osim = &adapt_o;
     P->om = mbs_posture_adapt_read(sp->model_path, &ao, &e);
     int ok;
     h = mbs_file_hash(sp->model_path, &ok);
@@ -122,7 +127,7 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
 
 static int posture_axes(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   const mbs_spec_posture* po = ((posture_driver*)d->self)->po;
-  const double modes[2] = {po->mode[0], po->mode[1]};
+  const double modes[3] = {po->mode[0], po->mode[1], po->mode[2]};
   const double* src[PA_N] = {modes, po->knee_flexion, po->direction, po->magnitude};
   const int n[PA_N] = {po->nmode, po->nknee, po->ndirection, po->nmagnitude};
   for (int a = 0; a < PA_N; a++) {
@@ -226,7 +231,7 @@ static int posture_prepare(const mbs_driver* d, mbs_sample* r) {
   mbs_posture_options_default(&o);
   o.knee_flexion = knee * deg;
   o.trunk_lean = (po->trunk_lean + po->trunk_lean_ratio * knee) * deg;
-  o.mode = mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
+  o.mode = mode > 1.5 ? MBS_JOINTS_FEEDBACK : mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
   o.com_ahead = po->com_ahead;
   o.accuracy = P->spec->accuracy;
   mbs_posture_result pr;

@@ -736,7 +736,7 @@ static void test_posture(void) {
        MBS_ERR_PARSE, 6, "posture.mode: expected a non-empty list"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  mode: [free, rigid]\noutput: r.h5\n",
-       MBS_ERR_ARGUMENT, 6, "posture.mode[1]: unknown value 'rigid' (free, locked)"},
+       MBS_ERR_ARGUMENT, 6, "posture.mode[1]: unknown value 'rigid' (free, locked, feedback)"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  perturbation: {profile: ramp}\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 6, "posture.perturbation.profile: unknown profile 'ramp'"},

@@ -16,6 +16,9 @@ Checks, against the simulation's own records:
   - locked joints: the stable magnitudes form an interval from 0, and the stability index does
     not increase with the magnitude (within 0.02: a fall about 2 s after a larger push can come
     a little later, the first half of the platform's motion tilting the body the other way);
+  - feedback (delayed ankle feedback of the body's sway, studies/posture.h): unperturbed the
+    model stands, it stands after the grid's smallest push (where the free model falls), its
+    stable magnitudes form an interval from 0, and the largest push topples it;
   - friction carries the bodies that stand along with the platform;
   - fall detection: a fall is reported only when the pelvis really dropped (the pelvis height at
     the last frame before T is above the fall level and the motion ends at T), and every sample
@@ -66,7 +69,7 @@ def main():
     grid_T = g["time_to_fall"][:]
     placed = True
     for s in range(len(T)):
-        i = modes.index("locked" if P[s, col["mode"]] > 0.5 else "free")
+        i = modes.index(["free", "locked", "feedback"][int(round(P[s, col["mode"]]))])
         j = [int(np.argmin(abs(axes[k] - P[s, col[c]])))
              for k, c in enumerate(("knee_flexion", "direction", "magnitude"))]
         placed &= grid_T[i, j[0], j[1], j[2]] == T[s]
@@ -107,6 +110,17 @@ def main():
           "of the motion tilts the body the other way)" % inc)
     check(np.all(grid_T[L, :, :, -1] < D), "locked: %g cm topples the model (T %s s)" % (
         100 * mags[-1], np.round(grid_T[L, :, :, -1].ravel(), 3)))
+    if "feedback" in modes:  # joints free, balanced by delayed feedback
+        B = modes.index("feedback")
+        check(np.all(grid_T[B, :, :, 0] == D), "feedback, unperturbed: stands for all %g s "
+              "(free: %s s)" % (D, np.round(grid_T[F, :, 0, 0], 3)))
+        up = grid_T[B] >= D
+        check(bool(np.all(up[:, :, 1:] <= up[:, :, :-1])), "feedback: the stable range is an "
+              "interval from 0")
+        check(bool(np.all(up[:, :, 1])), "feedback: stands after %g cm, where the free model "
+              "falls" % (100 * mags[1]))
+        check(np.all(grid_T[B, :, :, -1] < D), "feedback: %g cm topples the model (T %s s)" % (
+            100 * mags[-1], np.round(grid_T[B, :, :, -1].ravel(), 3)))
     # fall detection against the pelvis trajectory
     qn = [n.decode() for n in f["trajectories/q_components"][:]]
     y = f["trajectories/q"][:, :, qn.index("pelvis_ty")]
@@ -132,11 +146,16 @@ def main():
     rel_x = foot[:, :, 0] - q[:, :, qn.index("platform_tx")]
     rel_z = foot[:, :, 2] - q[:, :, qn.index("platform_tz")]
     stood = T >= D
-    slip = np.hypot(rel_x - rel_x[:, :1], rel_z - rel_z[:, :1])[stood]
+    # (with feedback the ankles' torque can lift the heels for a while: the foot rolls onto its
+    # toes and back, its ankle moving by centimetres, so there the place at the end counts)
+    passive = P[:, col["mode"]] < 1.5
+    drift = np.hypot(rel_x - rel_x[:, :1], rel_z - rel_z[:, :1])
+    slip = np.where(passive, np.nanmax(drift, axis=1), drift[:, -1])[stood]
     mag = P[stood, col["magnitude"]]
     check(bool(np.all(slip < 0.01)) and bool(np.any(mag > 0.02)),
           "standing bodies travel with the platform (up to %.0f cm): the foot stays within "
-          "%.4f m of its place on the platform" % (100 * mag.max(), slip.max()))
+          "%.4f m of its place on the platform (at the end, with feedback)" % (100 * mag.max(),
+                                                                           slip.max()))
     # `com` is the subject's (the platform left out): in quiet standing, 0.52-0.59 of the body's
     # height above the platform's top (de Leva: 0.567 upright; crouching lowers it), over the
     # feet ahead of the ankles (the foot body's origin) and behind the toes (0.75 foot length)

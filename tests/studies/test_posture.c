@@ -3,7 +3,11 @@
 // needs no force from outside (the contact balances gravity); with the holding torques the free
 // model starts with zero accelerations; locked and unperturbed it stays standing; free, it
 // stands clearly longer unperturbed than under a perturbation; a large perturbation makes it
-// fall, detected as the pelvis dropping below 3/4 of its standing height.
+// fall, detected as the pelvis dropping below 3/4 of its standing height. The feedback mode:
+// the sway the ankles sense is the body's sway to first order; the body, held stiff above the
+// ankles, loses its balance where a single inverted pendulum with the same normalized gains,
+// intrinsic impedance, window and delay does (its critical delay found here from the delay
+// equation); at the default delay a small push dies away and a large one still topples it.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +390,221 @@ static void test_free_mode_instability(void) {
   mbs_state_destroy(st);
 }
 
+//---------------------------------- feedback mode ----------------------------------------------
+
+// the body's sway, independently: the angle from the vertical (Ground's y, against gravity) of
+// the line from the mean of the feet's origins (the ankle joints) to the centre of mass of every
+// body but Ground and the platform, in the plane of y and fwd
+static double sway_now(mbs_state* st, const double fwd[3]) {
+  const mbs_system* sys = mbs_osim_system(model);
+  unsigned char skip[64] = {1};
+  skip[mbs_body_find(sys, "platform")] = 1;
+  double m, c[3], a[3] = {0, 0, 0}, R[9], p[3];
+  EXPECT_OK(mbs_realize_position(sys, st));
+  EXPECT_OK(mbs_calc_center_of_mass_subset(sys, st, skip, &m, c));
+  const char* feet[2] = {"calcn_r", "calcn_l"};
+  for (int f = 0; f < 2; f++) {
+    EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, feet[f]), R, p));
+    for (int k = 0; k < 3; k++) a[k] += p[k] / 2;
+  }
+  double x = 0;
+  for (int k = 0; k < 3; k++) x += fwd[k] * (c[k] - a[k]);
+  return atan2(x, c[1] - a[1]);
+}
+
+// what the ankle controller senses: sum_k c_k q_k with the State's coefficients
+static double sensed_sway(const mbs_system* sys, mbs_state* st) {
+  const mbs_param_info* pi =
+      mbs_system_find_param(sys, "/controllerset/ankle_angle_r_feedback/coefficients");
+  EXPECT_TRUE(pi != NULL && pi->size == mbs_osim_ncoordinate(model));
+  if (!pi) return NAN;
+  double y = 0;
+  for (int k = 0; k < pi->size; k++)
+    y += mbs_state_params(st)[pi->index + k] *
+         mbs_state_q(st)[mbs_osim_coordinate_info(model, k)->qindex];
+  return y;
+}
+
+static double param(const mbs_system* sys, mbs_state* st, const char* path) {
+  const mbs_param_info* pi = mbs_system_find_param(sys, path);
+  EXPECT_TRUE(pi != NULL);
+  return pi ? mbs_state_params(st)[pi->index] : NAN;
+}
+
+// does the single inverted pendulum with ankle feedback lose its balance at delay d? In time
+// units of T: th'' = th - k0 th - b0 th' - (kp qbar + kd T ubar), qbar and ubar the means over
+// the window w of the angle delayed by d (Simpson's rule; the change over w / w), integrated by
+// semi-implicit Euler steps over 40 T from th = 1e-3 at rest
+static int pendulum_grows(double kp, double kd, double k0, double b0, double T, double w,
+                          double d) {
+  const double h = 1e-3, tend = 40;
+  const int n = (int)(tend / h), nd = (int)lround(d / T / h), nw = (int)lround(w / T / h);
+  double* th = malloc((size_t)(n + 1) * sizeof(double));
+  double om = 0, late = 0;
+  th[0] = 1e-3;
+  for (int i = 0; i < n; i++) {
+    const int i1 = i - nd, im = i - nd - nw / 2, i0 = i - nd - nw;
+    const double q1 = th[i1 > 0 ? i1 : 0], qm = th[im > 0 ? im : 0], q0 = th[i0 > 0 ? i0 : 0];
+    const double qbar = (q0 + 4 * qm + q1) / 6, ubar = (q1 - q0) / (w / T);
+    om += h * (th[i] - k0 * th[i] - b0 * om - kp * qbar - kd * ubar);
+    th[i + 1] = th[i] + h * om;
+    if (i * h > tend - 5) late = fmax(late, fabs(th[i + 1]));
+  }
+  free(th);
+  return late > 1e-3;
+}
+
+typedef struct sway_record {
+  const mbs_system* sys;
+  double y0, early, late;  // the largest |y - y0| before 2 s and after 3 s
+} sway_record;
+
+static int record_sway(const mbs_system* sys, mbs_state* st, void* user) {
+  sway_record* r = user;
+  const double t = mbs_state_time(st), d = fabs(sensed_sway(sys, st) - r->y0);
+  if (t < 2) r->early = fmax(r->early, d);
+  if (t > 4) r->late = fmax(r->late, d);
+  return 0;
+}
+
+static void test_feedback(void) {
+  mbs_human_params p;
+  mbs_human_params_default(&p);
+  p.lock_joints = 1;
+  char* text = mbs_human_model_osim(&p);
+  mbs_osim_options oo = {0};
+  oo.extend = mbs_posture_add_feedback;
+  mbs_error err;
+  mbs_osim_model* fm = mbs_osim_parse(text, strlen(text), "human", &oo, &err);
+  free(text);
+  EXPECT_TRUE(fm != NULL);
+  if (!fm) {
+    printf("feedback model: %s\n", err.message);
+    return;
+  }
+  mbs_osim_model* plain = model;
+  model = fm;
+  const mbs_system* sys = mbs_osim_system(fm);
+  const int ankle = 7;  // ankle_angle_r in mbs_posture_joint_names
+  EXPECT_TRUE(!strcmp(mbs_posture_joint_names[ankle], "ankle_angle_r"));
+  mbs_posture_result r;
+  mbs_state* st = stand(1, MBS_JOINTS_FEEDBACK, 0, &r);
+
+  // the ankle's G: half the weight of the body but the right foot times the distance of its
+  // centre of mass from the right ankle
+  const char* body_r[] = {"pelvis", "torso", "femur_r", "tibia_r", "femur_l", "tibia_l",
+                          "calcn_l"};
+  double m, c[3], R[9], pa[3], pl[3];
+  subset_com(st, body_r, 7, &m, c);
+  EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, "calcn_r"), R, pa));
+  EXPECT_OK(mbs_get_body_transform(sys, st, mbs_body_find(sys, "calcn_l"), R, pl));
+  const double dist = sqrt((c[0] - pa[0]) * (c[0] - pa[0]) + (c[1] - pa[1]) * (c[1] - pa[1]) +
+                           (c[2] - pa[2]) * (c[2] - pa[2]));
+  EXPECT_NEAR(r.stiffness[ankle], 0.5 * m * 9.80665 * dist, 1e-9 * r.stiffness[ankle]);
+  EXPECT_TRUE(r.time_scale[ankle] > 0.2 && r.time_scale[ankle] < 0.5);
+
+  // the sensed sway against the sway itself, to first order: the error of the linearization
+  // shrinks as the square of the displacement
+  const double d[3] = {pa[0] - pl[0], pa[1] - pl[1], pa[2] - pl[2]};
+  double fwd[3] = {d[2], 0, -d[0]};  // y x d
+  const double nf = sqrt(fwd[0] * fwd[0] + fwd[2] * fwd[2]);
+  fwd[0] /= nf;
+  fwd[2] /= nf;
+  const double th0 = sway_now(st, fwd), y0 = sensed_sway(sys, st);
+  EXPECT_NEAR(param(sys, st, "/controllerset/ankle_angle_r_feedback/reference"), y0, 1e-12);
+  mbs_state* w = mbs_state_create(sys);
+  double e[2], moved = 0;
+  for (int i = 0; i < 2; i++) {
+    const double delta = i ? 1e-3 : 2e-3;
+    EXPECT_OK(mbs_state_copy(sys, w, st));
+    unsigned x = 12345;
+    for (int k = 0; k < mbs_osim_ncoordinate(fm); k++) {
+      const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(fm, k);
+      if (!strncmp(ci->name, "platform_", 9)) continue;
+      x = x * 1103515245u + 12345u;
+      mbs_state_upd_q(w)[ci->qindex] += delta * (((x >> 8) % 2001) / 1000.0 - 1);
+    }
+    const double dth = sway_now(w, fwd) - th0, dy = sensed_sway(sys, w) - y0;
+    e[i] = fabs(dy - dth);
+    if (i) moved = fabs(dth);
+    printf("  sway moved by %.3e rad, the sensed sway by %.3e (difference %.2e)\n", dth, dy,
+           e[i]);
+  }
+  EXPECT_TRUE(moved > 2e-4);
+  EXPECT_TRUE(e[1] < 1e-2 * moved);
+  EXPECT_TRUE(e[0] / e[1] > 3 && e[0] / e[1] < 5);  // second order
+  mbs_state_destroy(w);
+  mbs_state_destroy(st);
+
+  // the critical delay of the single pendulum with the controllers' own numbers
+  st = stand(1, MBS_JOINTS_FEEDBACK, 0.01, &r);
+  const double kp = param(sys, st, "/controllerset/ankle_angle_r_feedback/kp");
+  const double kd = param(sys, st, "/controllerset/ankle_angle_r_feedback/kd");
+  const double win = param(sys, st, "/controllerset/ankle_angle_r_feedback/window");
+  const double k0 = param(sys, st, "/controllerset/ankle_angle_r_intrinsic/kp");
+  const double b0 = param(sys, st, "/controllerset/ankle_angle_r_intrinsic/kd");
+  const double T = r.time_scale[ankle], d0 = param(sys, st, "/controllerset/ankle_angle_r_feedback/delay");
+  EXPECT_TRUE(!pendulum_grows(kp, kd, k0, b0, T, win, 0));
+  double lo = 0, hi = 1;
+  EXPECT_TRUE(pendulum_grows(kp, kd, k0, b0, T, win, hi));
+  while (hi - lo > 1e-3) {
+    const double mid = (lo + hi) / 2;
+    if (pendulum_grows(kp, kd, k0, b0, T, win, mid)) hi = mid;
+    else lo = mid;
+  }
+  const double dc = (lo + hi) / 2;
+  EXPECT_TRUE(d0 < dc);
+  double fall[2];
+  for (int i = 0; i < 2; i++) {
+    mbs_state* s2 = stand(1, MBS_JOINTS_FEEDBACK, 0.01, &r);
+    const double delay = (i ? 1.2 : 0.85) * dc;
+    EXPECT_OK(mbs_state_set_param(sys, s2, "/controllerset/ankle_angle_r_feedback/delay", 0,
+                                  delay));
+    EXPECT_OK(mbs_state_set_param(sys, s2, "/controllerset/ankle_angle_l_feedback/delay", 0,
+                                  delay));
+    fall[i] = fall_time(s2, 10);
+    mbs_state_destroy(s2);
+  }
+  printf("feedback: the single pendulum's critical delay %.3f s (T %.3f s, default delay %.3f "
+         "s); the body pushed 1 cm with 0.85 and 1.2 times it: time to fall %.2f and %.2f s "
+         "(of 10)\n", dc, T, d0, fall[0], fall[1]);
+  EXPECT_TRUE(fall[0] == 10);
+  EXPECT_TRUE(fall[1] < 10);
+
+  // at the default delay: a 3 cm push dies away, 20 cm topples the body
+  sway_record rec = {sys, 0, 0, 0};
+  rec.y0 = sensed_sway(sys, st);
+  mbs_state_destroy(st);
+  st = stand(1, MBS_JOINTS_FEEDBACK, 0.03, &r);
+  rec.y0 = sensed_sway(sys, st);
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integ.accuracy = 1e-4;
+  so.report_interval = 0.01;
+  EXPECT_OK(mbs_simulate(sys, st, 6, &so, NULL, 0, record_sway, &rec, NULL));
+  printf("  pushed 3 cm: largest sway %.2e rad before 2 s, %.2e rad after 4 s\n", rec.early,
+         rec.late);
+  EXPECT_TRUE(rec.early > 1e-2);
+  EXPECT_TRUE(rec.late < 0.2 * rec.early);
+  mbs_state_destroy(st);
+  st = stand(1, MBS_JOINTS_FEEDBACK, 0.2, &r);
+  const double T20 = fall_time(st, 4);
+  printf("  pushed 20 cm: falls at %.2f s\n", T20);
+  EXPECT_TRUE(T20 < 4);
+  mbs_state_destroy(st);
+
+  // in the free mode the controllers add nothing: the holding torques alone start it at rest
+  st = stand(1, MBS_JOINTS_FREE, 0, &r);
+  EXPECT_NEAR(param(sys, st, "/controllerset/ankle_angle_r_feedback/scale"), 0, 0);
+  EXPECT_OK(mbs_realize_acceleration(sys, st));
+  double amax = 0;
+  for (int k = 0; k < mbs_system_nu(sys); k++) amax = fmax(amax, fabs(mbs_get_udot(sys, st)[k]));
+  EXPECT_TRUE(amax < 1e-2);
+  mbs_state_destroy(st);
+  model = plain;
+  mbs_osim_free(fm);
+}
+
 int main(void) {
   test_other_contacts();
   mbs_human_params p;
@@ -403,6 +622,7 @@ int main(void) {
   test_unreachable_com();
   test_free_mode_instability();
   test_falls();
+  test_feedback();
   mbs_osim_free(model);
   return mbs_test_finish("test_posture");
 }
