@@ -16,6 +16,9 @@
 
 enum { CTRL_PD = 0, CTRL_CALLBACK };
 enum { PD_KP = 0, PD_KD, PD_REFERENCE, PD_DELAY, PD_SCALE, PD_KD_SCALE, PD_WINDOW, PD_NPARAM };
+// the PD parameters' names (/controllerset/<name>/<parameter>); all but the reference are >= 0
+static const char* const pd_param_names[PD_NPARAM] = {"kp",    "kd",       "reference", "delay",
+                                                      "scale", "kd_scale", "window"};
 
 typedef struct ctrl_desc {
   char* name;
@@ -140,14 +143,12 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
   memcpy(c->out, s->outputs, (size_t)s->noutput * sizeof(*c->out));
   const double p[PD_NPARAM] = {s->kp, s->kd, s->reference, s->delay,
                                s->scale_set ? s->scale : 1.0, 1.0, s->window};
-  static const char* const pn[PD_NPARAM] = {"kp",    "kd",       "reference", "delay",
-                                            "scale", "kd_scale", "window"};
   static const char* const pu[PD_NPARAM] = {"N m/rad or N/m", "N m s/rad or N s/m", "rad or m",
                                             "s", "1", "1", "s"};
   c->param_adr = mbs_system_add_params(sys, p, PD_NPARAM);
   if (c->param_adr < 0) return c->param_adr;
   for (int k = 0; k < PD_NPARAM; k++) {
-    char* path = mbs_format_string("/controllerset/%s/%s", nm, pn[k]);
+    char* path = mbs_format_string("/controllerset/%s/%s", nm, pd_param_names[k]);
     if (!path) return mbs_system_no_memory(sys, __func__);
     if ((rc = mbs_system_add_param_path(sys, path, c->param_adr + k, 1, pu[k]))) return rc;
   }
@@ -207,15 +208,10 @@ int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
     const ctrl_desc* c = &sys->controllers->c[i];
     if (c->kind != CTRL_PD) continue;
     const double* p = st->param + c->param_adr;
-    const char* bad = !(p[PD_KP] >= 0) || !isfinite(p[PD_KP])   ? "kp"
-                      : !(p[PD_KD] >= 0) || !isfinite(p[PD_KD]) ? "kd"
-                      : !isfinite(p[PD_REFERENCE])              ? "reference"
-                      : !(p[PD_DELAY] >= 0) || !isfinite(p[PD_DELAY]) ? "delay"
-                      : !(p[PD_SCALE] >= 0) || !isfinite(p[PD_SCALE]) ? "scale"
-                      : !(p[PD_KD_SCALE] >= 0) || !isfinite(p[PD_KD_SCALE]) ? "kd_scale"
-                      : !(p[PD_WINDOW] >= 0) || !isfinite(p[PD_WINDOW]) ? "window"
-                                                                      : NULL;
-    for (int k = 0; !bad && k < c->nterm; k++)
+    int bad = -1;
+    for (int k = 0; k < PD_NPARAM && bad < 0; k++)
+      if (!isfinite(p[k]) || (k != PD_REFERENCE && !(p[k] >= 0))) bad = k;
+    for (int k = 0; bad < 0 && k < c->nterm; k++)
       if (!isfinite(st->param[c->coef_adr + k])) {
         char comp[MBS_ERROR_COMPONENT_LEN];
         snprintf(comp, sizeof(comp), "controller '%s'", c->name);
@@ -223,17 +219,12 @@ int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
                              comp, "controller '%s': coefficient %d = %g is not finite", c->name,
                              k, st->param[c->coef_adr + k]);
       }
-    if (!bad) continue;
-    const int k = !strcmp(bad, "kp") ? PD_KP : !strcmp(bad, "kd") ? PD_KD
-                  : !strcmp(bad, "reference") ? PD_REFERENCE
-                  : !strcmp(bad, "delay") ? PD_DELAY
-                  : !strcmp(bad, "scale") ? PD_SCALE
-                  : !strcmp(bad, "kd_scale") ? PD_KD_SCALE : PD_WINDOW;
+    if (bad < 0) continue;
     char comp[MBS_ERROR_COMPONENT_LEN];
     snprintf(comp, sizeof(comp), "controller '%s'", c->name);
     return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__, comp,
-                         "controller '%s': %s = %g (kp, kd, delay, window, scales >= 0, all finite)", c->name,
-                         bad, p[k]);
+                         "controller '%s': %s = %g (kp, kd, delay, window, scales >= 0, all "
+                         "finite)", c->name, pd_param_names[bad], p[bad]);
   }
   return MBS_OK;
 }
@@ -336,7 +327,11 @@ double mbs_controllers_max_step(const mbs_system* sys, const mbs_state* st) {
   for (int i = 0; sys && st && i < mbs_system_ncontroller(sys); i++) {
     const ctrl_desc* c = &sys->controllers->c[i];
     if (c->kind != CTRL_PD) continue;
-    const double d = st->param[c->param_adr + PD_DELAY];
+    const double* p = st->param + c->param_adr;
+    // a controller whose output cannot depend on what it senses does not look back
+    if (p[PD_SCALE] == 0 || (p[PD_KP] == 0 && (p[PD_KD] == 0 || p[PD_KD_SCALE] == 0))) continue;
+    // the latest time it looks back to: t - delay, or without a delay t - window / 2
+    const double d = p[PD_DELAY] > 0 ? p[PD_DELAY] : 0.5 * p[PD_WINDOW];
     if (d > 0 && d < m) m = d;
   }
   return m;

@@ -95,8 +95,9 @@ const double* mbs_get_controls(const mbs_system* sys, mbs_state* st);
 // first, so a run restarted from an earlier time does not see its own future). Callers that
 // step a State by other means call it after each step.
 int mbs_controllers_record(const mbs_system* sys, mbs_state* st);
-// the longest step that keeps the delayed signals known: the shortest delay > 0 in the State
-// (INFINITY without delays)
+// the longest step that keeps the delayed signals known: the shortest look-back in the State
+// (a PD controller's delay, or without a delay half its window), over the controllers whose
+// output depends on what they sense (scale > 0, kp or kd x kd_scale > 0); INFINITY if none
 double mbs_controllers_max_step(const mbs_system* sys, const mbs_state* st);
 
 #ifdef __cplusplus

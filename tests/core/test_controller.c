@@ -65,14 +65,9 @@ static double oscillator(double t, double kp, double kd, double thr, double th0)
   return thr + exp(-z * w0 * t) * (x0 * cos(wd * t) + x0 * z * w0 / wd * sin(wd * t));
 }
 
-static void test_pd_no_delay(void) {
-  int c;
-  mbs_system* sys = rotor(&c);
-  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2;
-  EXPECT_EQ_INT(add_pd(sys, "hold", c, kp, kd, thr, 0), 0);
-  EXPECT_OK(mbs_system_finalize(sys));
-  mbs_state* st = mbs_state_create(sys);
-  mbs_state_upd_q(st)[0] = th0;
+// the largest |th - oscillator| at 0.2, 0.4, ..., 2 s simulating st at accuracy 1e-9
+static double worst_vs_oscillator(const mbs_system* sys, mbs_state* st, double kp, double kd,
+                                  double thr, double th0) {
   mbs_simulation_options o;
   mbs_simulation_options_default(&o);
   o.integ.accuracy = 1e-9;
@@ -82,6 +77,18 @@ static void test_pd_no_delay(void) {
     const double e = fabs(mbs_state_q(st)[0] - oscillator(0.2 * k, kp, kd, thr, th0));
     if (e > worst) worst = e;
   }
+  return worst;
+}
+
+static void test_pd_no_delay(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2;
+  EXPECT_EQ_INT(add_pd(sys, "hold", c, kp, kd, thr, 0), 0);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  mbs_state_upd_q(st)[0] = th0;
+  const double worst = worst_vs_oscillator(sys, st, kp, kd, thr, th0);
   EXPECT_OK(mbs_realize_dynamics(sys, st));
   const double* ctl = mbs_get_controls(sys, st);
   EXPECT_TRUE(ctl != NULL);
@@ -268,16 +275,7 @@ static void test_pd_terms(void) {
   mbs_state* st = mbs_state_create(sys);
   EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/combined/coefficients", 0, coef));
   mbs_state_upd_q(st)[0] = th0;
-  mbs_simulation_options o;
-  mbs_simulation_options_default(&o);
-  o.integ.accuracy = 1e-9;
-  double worst = 0;
-  for (int k = 1; k <= 10; k++) {
-    EXPECT_OK(mbs_simulate(sys, st, 0.2 * k, &o, NULL, 0, NULL, NULL, NULL));
-    const double e =
-        fabs(mbs_state_q(st)[0] - oscillator(0.2 * k, coef * kp, coef * kd, thr / coef, th0));
-    if (e > worst) worst = e;
-  }
+  const double worst = worst_vs_oscillator(sys, st, coef * kp, coef * kd, thr / coef, th0);
   printf("PD sensing 2 q: |th - closed form| <= %.2e rad over 2 s\n", worst);
   EXPECT_TRUE(worst < 1e-7);
   // a coefficient that is not finite fails at Instance, naming the controller
@@ -330,7 +328,51 @@ static void test_pd_window(void) {
   mbs_system_destroy(sys);
 }
 
+// the step limit follows the look-back of the controllers that act: the delay, half the window
+// without a delay, none for a controller scaled to 0 or with no gains; and a window without a
+// delay, stepped at a loose accuracy, still matches the same run at a tight one
+static void test_max_step(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  EXPECT_EQ_INT(add_pd(sys, "slow", c, 20, 1.5, 0.4, 0.03), 0);
+  mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
+  mbs_pd_controller_spec pd = {"mean", 0, 0, 0.4, 20, 1.5, 0, 0.1, 1, &out, 0, 0, 0, NULL};
+  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_NEAR(mbs_controllers_max_step(sys, st), 0.03, 0);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/slow/scale", 0, 0));
+  EXPECT_NEAR(mbs_controllers_max_step(sys, st), 0.05, 0);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/slow/scale", 0, 1));
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/slow/kp", 0, 0));
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/slow/kd", 0, 0));
+  EXPECT_NEAR(mbs_controllers_max_step(sys, st), 0.05, 0);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/mean/kd_scale", 0, 0));
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/mean/kp", 0, 0));
+  EXPECT_TRUE(isinf(mbs_controllers_max_step(sys, st)));
+  // the window alone acting: loose and tight accuracy agree
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/mean/kd_scale", 0, 1));
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/mean/kp", 0, 20));
+  mbs_state_upd_q(st)[0] = -0.2;
+  mbs_state* tight = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_copy(sys, tight, st));
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-2;
+  EXPECT_OK(mbs_simulate(sys, st, 1.0, &o, NULL, 0, NULL, NULL, NULL));
+  o.integ.accuracy = 1e-10;
+  EXPECT_OK(mbs_simulate(sys, tight, 1.0, &o, NULL, 0, NULL, NULL, NULL));
+  const double e = fabs(mbs_state_q(st)[0] - mbs_state_q(tight)[0]);
+  printf("PD with a window and no delay: th(1) %.6f at accuracy 1e-2, %.6f at 1e-10\n",
+         mbs_state_q(st)[0], mbs_state_q(tight)[0]);
+  EXPECT_TRUE(e < 0.02 * fabs(mbs_state_q(tight)[0] + 0.2));
+  mbs_state_destroy(tight);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
 int main(void) {
+  test_max_step();
   test_pd_no_delay();
   test_pd_terms();
   test_pd_window();
