@@ -47,6 +47,20 @@ unsigned char* mbs_posture_subject_skip(const mbs_system* sys) {
   return skip;
 }
 
+// the right and left ankle joints in Ground: the talus's origin where the model has one (gait
+// models), else the foot's [Position]
+static int ankle_positions(const mbs_system* sys, mbs_state* st, double p[2][3]) {
+  static const double origin[3] = {0, 0, 0};
+  const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
+  int rc = mbs_realize_position(sys, st);
+  for (int f = 0; f < 2 && !rc; f++) {
+    int b = mbs_body_find(sys, feet[f][0]);
+    if (b < 0) b = mbs_body_find(sys, feet[f][1]);
+    rc = b < 0 ? MBS_ERR_UNKNOWN_NAME : mbs_get_station_location(sys, st, b, origin, p[f]);
+  }
+  return rc;
+}
+
 // the human's centre of mass (every body but the platform) and the mean ankle position
 static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
                           double com[3], double ankle[3]) {
@@ -55,18 +69,9 @@ static int com_and_ankles(const mbs_osim_model* m, mbs_state* st, const unsigned
   if (rc) return rc;
   // the subject's centre of mass (skip: mbs_posture_subject_skip)
   if ((rc = mbs_calc_center_of_mass_subset(sys, st, skip, NULL, com))) return rc;
-  for (int k = 0; k < 3; k++) ankle[k] = 0;
-  static const double origin[3] = {0, 0, 0};
-  // the ankle joints: the talus's origin where the model has one (gait models), else the foot's
-  const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
-  for (int f = 0; f < 2; f++) {
-    double p[3];
-    int b = mbs_body_find(sys, feet[f][0]);
-    if (b < 0) b = mbs_body_find(sys, feet[f][1]);
-    if (b < 0) return MBS_ERR_UNKNOWN_NAME;
-    if ((rc = mbs_get_station_location(sys, st, b, origin, p))) return rc;
-    for (int k = 0; k < 3; k++) ankle[k] += 0.5 * p[k];
-  }
+  double p[2][3];
+  if ((rc = ankle_positions(sys, st, p))) return rc;
+  for (int k = 0; k < 3; k++) ankle[k] = 0.5 * p[0][k] + 0.5 * p[1][k];
   return MBS_OK;
 }
 
@@ -467,7 +472,7 @@ static int sway_angle(const mbs_osim_model* m, mbs_state* st, const unsigned cha
 static int sway_coefficients(const mbs_osim_model* m, mbs_state* st, const unsigned char* skip,
                              double* coef, double* angle) {
   const mbs_system* sys = mbs_osim_system(m);
-  double up[3] = {0, 1, 0}, fwd[3], pr[3], pl[3];
+  double up[3] = {0, 1, 0}, fwd[3], p[2][3];
   const mbs_param_info* gi = mbs_system_find_param(sys, "/forceset/gravity/g");
   if (gi) {
     const double* g = mbs_state_params(st) + gi->index;
@@ -476,17 +481,9 @@ static int sway_coefficients(const mbs_osim_model* m, mbs_state* st, const unsig
       for (int k = 0; k < 3; k++) up[k] = -g[k] / n;
   }
   // forward: up x (right ankle - left ankle)
-  static const double origin[3] = {0, 0, 0};
-  const char* feet[2][2] = {{"talus_r", "calcn_r"}, {"talus_l", "calcn_l"}};
-  double* p[2] = {pr, pl};
-  int rc = mbs_realize_position(sys, st);
-  for (int f = 0; f < 2 && !rc; f++) {
-    int b = mbs_body_find(sys, feet[f][0]);
-    if (b < 0) b = mbs_body_find(sys, feet[f][1]);
-    rc = b < 0 ? MBS_ERR_UNKNOWN_NAME : mbs_get_station_location(sys, st, b, origin, p[f]);
-  }
+  int rc = ankle_positions(sys, st, p);
   if (rc) return rc;
-  const double d[3] = {pr[0] - pl[0], pr[1] - pl[1], pr[2] - pl[2]};
+  const double d[3] = {p[0][0] - p[1][0], p[0][1] - p[1][1], p[0][2] - p[1][2]};
   fwd[0] = up[1] * d[2] - up[2] * d[1];
   fwd[1] = up[2] * d[0] - up[0] * d[2];
   fwd[2] = up[0] * d[1] - up[1] * d[0];
