@@ -337,7 +337,7 @@ static void test_max_step(void) {
   EXPECT_EQ_INT(add_pd(sys, "slow", c, 20, 1.5, 0.4, 0.03), 0);
   mbs_pd_output out = {c, 1 / F_OPT, 0, -INFINITY, INFINITY};
   mbs_pd_controller_spec pd = {"mean", 0, 0, 0.4, 20, 1.5, 0, 0.1, 1, &out, 0, 0, 0, NULL};
-  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 0);
+  EXPECT_EQ_INT(mbs_system_add_pd_controller(sys, &pd), 1);
   EXPECT_OK(mbs_system_finalize(sys));
   mbs_state* st = mbs_state_create(sys);
   EXPECT_NEAR(mbs_controllers_max_step(sys, st), 0.03, 0);
