@@ -12,6 +12,7 @@
 #include "mbs/force.h"
 #include "mbs/muscle.h"
 #include "model_impl.h"
+#include "integrator_impl.h"
 #include "path_impl.h"
 
 // parameters of a muscle (in this order)
@@ -285,5 +286,99 @@ int mbs_equilibrate_muscles(const mbs_system* sys, mbs_state* st) {
     if (f->iarg[MI_NFIBER] > 1) st->z[f->iarg[MI_FIBER] + 1] = eq.fiber_velocity;
   }
   mbs_state_invalidate(st, MBS_STAGE_DYNAMICS);
+  return MBS_OK;
+}
+
+//---------------------------------- linearization ----------------------------------------------
+
+int mbs_muscles_count(const mbs_system* sys) {
+  int n = 0;
+  for (int i = 0; i < sys->nforce; i++) n += sys->force[i].type == MBS_FORCE_MUSCLE;
+  return n;
+}
+
+// the muscle's tendon force and its states' derivatives at (L, V, z), z the activation (if a
+// state) then the fiber states
+static int lin_eval(const mbs_muscle_model* m, const mbs_force_desc* f, double e, double L,
+                    double V, const double* z, double* F, double* zd) {
+  const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER], nfb = f->iarg[MI_NFIBER];
+  const double a = ia >= 0 ? z[0] : e;
+  const double* zf = ifb >= 0 ? z + (ia >= 0 ? 1 : 0) : NULL;
+  mbs_muscle_output out;
+  mbs_error err;
+  if (mbs_muscle_eval_states(m, L, V, a, zf, &out, &err) != MBS_OK) return MBS_ERR_NAN;
+  *F = out.tendon_force;
+  int k = 0;
+  if (ia >= 0) zd[k++] = mbs_muscle_activation_derivative(m, e, a);
+  if (ifb >= 0) zd[k++] = out.fiber_state_derivative;
+  if (ifb >= 0 && nfb > 1) zd[k++] = out.fiber_acceleration;
+  return isfinite(*F) ? MBS_OK : MBS_ERR_NAN;
+}
+
+int mbs_muscles_linearize(const mbs_system* sys, mbs_state* st, mbs_muscle_lin* lin,
+                          double* R) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
+  if (rc) return rc;
+  const int nu = sys->nu;
+  int n = 0;
+  for (int i = 0; i < sys->nforce; i++) {
+    const mbs_force_desc* f = &sys->force[i];
+    if (f->type != MBS_FORCE_MUSCLE) continue;
+    mbs_muscle_lin* l = &lin[n];
+    double* r = R + (size_t)n * nu;
+    n++;
+    memset(l, 0, sizeof(*l));
+    const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER], nfb = f->iarg[MI_NFIBER];
+    l->nz = (ia >= 0) + (ifb >= 0 ? nfb : 0);
+    l->z0 = ia >= 0 ? ia : ifb;
+    if ((rc = mbs_calc_path_moment_arms(sys, st, f->iarg[MI_PATH], r))) return rc;
+    // the base point as the dynamics left it: the path's length and speed, the tendon force and
+    // the states' derivatives
+    const mbs_muscle_model* m = model_of(st, f);
+    const double* rep = st->force_cache + f->cache_adr;
+    const double e = excitation_of(st, f);
+    double x[MBS_MUSCLE_LIN_MAXZ + 2], zd0[MBS_MUSCLE_LIN_MAXZ];
+    const double F0 = rep[MR_TENDON_FORCE];
+    for (int k = 0; k < l->nz; k++) {
+      x[k] = st->z[l->z0 + k];
+      zd0[k] = st->zdot[l->z0 + k];
+    }
+    x[l->nz] = rep[MR_PATH_LENGTH];
+    x[l->nz + 1] = rep[MR_PATH_SPEED];
+    // forward differences in each state, the length and the speed
+    for (int j = 0; j < l->nz + 2; j++) {
+      const double keep = x[j];
+      const double scale = j == l->nz ? fmax(fabs(keep), 1e-2) : fmax(fabs(keep), 1e-1);
+      const double d = 1e-7 * scale;
+      x[j] = keep + d;
+      double F1 = F0, zd1[MBS_MUSCLE_LIN_MAXZ];
+      memcpy(zd1, zd0, sizeof(zd1));
+      const int bad = lin_eval(m, f, e, x[l->nz], x[l->nz + 1], x, &F1, zd1) != MBS_OK;
+      x[j] = keep;
+      const double inv = bad ? 0 : 1 / ((keep + d) - keep);
+      const double dF = (F1 - F0) * inv;
+      if (j < l->nz) l->Fz[j] = dF;
+      else if (j == l->nz) l->FL = dF;
+      else l->FV = dF;
+      for (int k = 0; k < l->nz; k++) {
+        const double g = (zd1[k] - zd0[k]) * inv;
+        if (j < l->nz) l->Jzz[k][j] = g;
+        else if (j == l->nz) l->gL[k] = g;
+        else l->gV[k] = g;
+      }
+    }
+    // a kink (a clamped fiber, a curve's end) can leave a difference that is not finite
+    int ok = isfinite(l->FL) && isfinite(l->FV);
+    for (int k = 0; k < l->nz; k++) {
+      ok = ok && isfinite(l->Fz[k]) && isfinite(l->gL[k]) && isfinite(l->gV[k]);
+      for (int j = 0; j < l->nz; j++) ok = ok && isfinite(l->Jzz[k][j]);
+    }
+    if (!ok) {
+      const int nz = l->nz, z0 = l->z0;
+      memset(l, 0, sizeof(*l));
+      l->nz = nz;
+      l->z0 = z0;
+    }
+  }
   return MBS_OK;
 }

@@ -11,11 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+#include <stdint.h>
+
 #include "integrator_impl.h"
 #include "mbs/controller.h"
+#include "mbs/constraint.h"
+#include "mbs/dynamics.h"
+
+static struct mbs_rosw* rosw_create(const mbs_system* sys);
+// ros34pw2's error estimate is of its embedded second-order solution while it advances with the
+// third: scaled by 10 so that alpha gives it the global accuracy it gives Merson (energy within
+// 10 alpha |E| on the tests' pendulums and chains)
+#define ROSW_ERROR_SCALE 10.0
 
 static const char* const integ_names[MBS_INTEG_COUNT] = {
-    "rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler", "verlet"};
+    "rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler", "verlet",
+    "ros34pw2"};
 
 const char* mbs_integrator_name(mbs_integrator_type t) {
   return (int)t >= 0 && t < MBS_INTEG_COUNT ? integ_names[t] : NULL;
@@ -28,7 +40,8 @@ int mbs_integrator_from_name(const char* name) {
 }
 
 int mbs_integrator_is_error_controlled(mbs_integrator_type t) {
-  return t == MBS_INTEG_RK_MERSON || t == MBS_INTEG_DORMAND_PRINCE || t == MBS_INTEG_CVODE_BDF;
+  return t == MBS_INTEG_RK_MERSON || t == MBS_INTEG_DORMAND_PRINCE || t == MBS_INTEG_CVODE_BDF ||
+         t == MBS_INTEG_ROS34PW2;
 }
 
 void mbs_integrator_options_default(mbs_integrator_options* o) {
@@ -80,6 +93,11 @@ mbs_integrator* mbs_integrator_create(const mbs_system* sys, mbs_integrator_type
   in->ylow = p;
   p += ny;
   in->dense = p;  // 5 ny
+  in->jac_age = -1;
+  if (type == MBS_INTEG_ROS34PW2 && !(in->ros = rosw_create(sys))) {
+    mbs_integrator_destroy(in);
+    return NULL;
+  }
   if (type == MBS_INTEG_CVODE_BDF && mbs_cvode_create(in, sys) != MBS_OK) {
     mbs_integrator_destroy(in);
     return NULL;
@@ -90,6 +108,7 @@ mbs_integrator* mbs_integrator_create(const mbs_system* sys, mbs_integrator_type
 void mbs_integrator_destroy(mbs_integrator* in) {
   if (!in) return;
   if (in->cvode) mbs_cvode_destroy(in);
+  free(in->ros);
   free(in->mem);
   free(in);
 }
@@ -175,6 +194,7 @@ static int order_of(mbs_integrator_type t) {
     case MBS_INTEG_RK4: return 4;
     case MBS_INTEG_SEMI_EXPLICIT_EULER: return 1;
     case MBS_INTEG_VERLET: return 2;
+    case MBS_INTEG_ROS34PW2: return 3;  // the estimate is of the second-order solution
     case MBS_INTEG_COUNT: break;
   }
   return 1;
@@ -213,6 +233,7 @@ int mbs_integrator_initialize(mbs_integrator* in, const mbs_system* sys, mbs_sta
   memcpy(in->f0, in->f1, (size_t)in->ny * sizeof(double));
   in->initialized = 1;
   in->dense_valid = 0;
+  in->jac_age = -1;
   if ((rc = mbs_controllers_record(sys, st))) return rc;  // where delayed signals start
   if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_initialize(in, sys, st);
   if (mbs_integrator_is_error_controlled(in->type)) {
@@ -315,6 +336,362 @@ static void dopri_dense_prepare(mbs_integrator* in, double h, const double* y0,
                         d5 * in->k[4][i] + d6 * in->k[5][i] + d7 * in->k[6][i]);
   }
   in->dense_valid = 1;
+}
+
+//---------------------------------- Rosenbrock-W -----------------------------------------------
+
+// The approximate Jacobian J of the linearly implicit method. The stiffness of a muscle-driven
+// model is in its muscles: a compliant tendon is a stiff spring between the skeleton and a
+// fiber state, and fiber damping a stiff damper. J keeps exactly those terms. With R_m the
+// moment arms of muscle m (the generalized forces of a unit tension), so that its path's length
+// changes by -R_m^T dq and its speed by -R_m^T du, and M the mass matrix:
+//   dq'/du = I (q' = u; for mobilizers with q' = N(q) u this is an approximation, and for
+//            models with nq != nu the coordinates are left explicit),
+//   du'/dq = -M^-1 sum_m R_m F_L R_m^T,  du'/du = -M^-1 sum_m R_m F_V R_m^T,
+//   du'/dz_m = M^-1 R_m F_z,
+//   dz_m'/dq = -g_L R_m^T,  dz_m'/du = -g_V R_m^T,  dz_m'/dz_m = J_zz,
+// the partial derivatives F_z, F_L, F_V of the tendon force and J_zz, g_L, g_V of the states'
+// derivatives from the muscle model alone (mbs_muscles_linearize). Gravity, velocity forces and
+// other auxiliary states are left explicit. A W-method keeps its order with any J, so these
+// choices cost no accuracy, only stability where they leave something stiff out.
+//
+// With constraints (G u' = b), M^-1 becomes the constrained response: x = M_c^-1 tau solves
+// [M G^T; G 0] [x; mu] = [tau; 0], so the implicit corrections keep to the constraints.
+//
+// Solving W k = r (W = I - h gamma J) then reduces, with k_u = r_u + d, to
+//   [A G^T; G 0] [d; mu] = [h gamma sum_m R_m (beta_m + kappa_m R_m^T r_u); 0],
+//   A = M - h gamma sum_m kappa_m R_m R_m^T,
+// each muscle's states eliminated through its own small S_m = I - h gamma J_zz (below).
+struct mbs_rosw {
+  int nm, nu, coupled_q;
+  int mc, nc;      // constraint equations: most, now; the systems below are nu + nc square
+  mbs_muscle_lin* lin;
+  double* R;       // nm x nu moment arms
+  int* ridx;       // their nonzero entries: indices, rn[m] per muscle
+  int* rn;
+  double* M;       // nu x nu mass matrix
+  double* G;       // nc x nu constraint Jacobian
+  double* K0;      // [M G^T; G 0], LU-factored
+  double* A;       // [A G^T; G 0], LU-factored for h_factored
+  lapack_int* piv;
+  lapack_int* piv0;
+  double h_factored;
+  double* S;       // per muscle: S_m^-1 (3 x 3) and y_m = S_m^-1 (h gamma g_L + g_V) (3)
+  double* kappa;   // per muscle
+  double* w;       // nu + nc work
+};
+
+static struct mbs_rosw* rosw_create(const mbs_system* sys) {
+  const int nm = mbs_muscles_count(sys), nu = mbs_system_nu(sys);
+  int mc = 0;
+  for (int c = 0; c < mbs_system_nconstraint(sys); c++) {
+    int mp, mv, ma;
+    mbs_constraint_count(sys, c, &mp, &mv, &ma);
+    mc += ma;
+  }
+  const size_t NM = (size_t)(nm > 0 ? nm : 1), NU = (size_t)(nu > 0 ? nu : 1);
+  const size_t NK = NU + (size_t)mc;
+  const size_t bytes = sizeof(struct mbs_rosw) + NM * sizeof(mbs_muscle_lin) +
+                       (NM * NU + NU * NU + (size_t)mc * NU + 2 * NK * NK + 12 * NM + NM + NK) *
+                           sizeof(double) +
+                       (NM * NU + NM) * sizeof(int) + 2 * NK * sizeof(lapack_int) + 64;
+  struct mbs_rosw* r = calloc(1, bytes);
+  if (!r) return NULL;
+  r->nm = nm;
+  r->nu = nu;
+  r->mc = mc;
+  r->coupled_q = mbs_system_nq(sys) == nu;
+  char* p = (char*)(r + 1);
+  r->lin = (mbs_muscle_lin*)(void*)p;
+  p += NM * sizeof(mbs_muscle_lin);
+  double* d = (double*)(void*)p;
+  r->R = d; d += NM * NU;
+  r->M = d; d += NU * NU;
+  r->G = d; d += (size_t)mc * NU;
+  r->K0 = d; d += NK * NK;
+  r->A = d; d += NK * NK;
+  r->S = d; d += 12 * NM;
+  r->kappa = d; d += NM;
+  r->w = d; d += NK;
+  int* ip = (int*)(void*)d;
+  r->ridx = ip; ip += NM * NU;
+  r->rn = ip; ip += NM;
+  r->piv = (lapack_int*)(void*)(((uintptr_t)ip + 15) & ~(uintptr_t)15);
+  r->piv0 = r->piv + NK;
+  r->h_factored = -1;
+  return r;
+}
+
+// x = S^-1 b for an n x n matrix (n <= 3) by Gaussian elimination with partial pivoting
+static void small_solve(int n, const double* S, const double* b, double* x) {
+  double a[3][4];
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) a[i][j] = S[3 * i + j];
+    a[i][3] = b[i];
+  }
+  for (int c = 0; c < n; c++) {
+    int pr = c;
+    for (int i = c + 1; i < n; i++)
+      if (fabs(a[i][c]) > fabs(a[pr][c])) pr = i;
+    if (pr != c)
+      for (int j = 0; j < 4; j++) {
+        const double t = a[c][j];
+        a[c][j] = a[pr][j];
+        a[pr][j] = t;
+      }
+    for (int i = c + 1; i < n; i++) {
+      const double f = a[i][c] / a[c][c];
+      for (int j = c; j < 4; j++) a[i][j] -= f * a[c][j];
+    }
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double v = a[i][3];
+    for (int j = i + 1; j < n; j++) v -= a[i][j] * x[j];
+    x[i] = v / a[i][i];
+  }
+}
+
+static double rdot(const struct mbs_rosw* r, int m, const double* v) {
+  const double* R = r->R + (size_t)m * r->nu;
+  const int* idx = r->ridx + (size_t)m * r->nu;
+  double s = 0;
+  for (int k = 0; k < r->rn[m]; k++) s += R[idx[k]] * v[idx[k]];
+  return s;
+}
+
+static void raxpy(const struct mbs_rosw* r, int m, double a, double* v) {
+  const double* R = r->R + (size_t)m * r->nu;
+  const int* idx = r->ridx + (size_t)m * r->nu;
+  for (int k = 0; k < r->rn[m]; k++) v[idx[k]] += a * R[idx[k]];
+}
+
+// K = [B G^T; G 0] from the nu x nu B
+static void kkt_fill(const struct mbs_rosw* r, double* K, const double* B) {
+  const int nu = r->nu, nk = nu + r->nc;
+  memset(K, 0, (size_t)nk * nk * sizeof(double));
+  for (int i = 0; i < nu; i++) memcpy(K + (size_t)i * nk, B + (size_t)i * nu, nu * sizeof(double));
+  for (int c = 0; c < r->nc; c++)
+    for (int j = 0; j < nu; j++) {
+      K[(size_t)(nu + c) * nk + j] = r->G[(size_t)c * nu + j];
+      K[(size_t)j * nk + nu + c] = r->G[(size_t)c * nu + j];
+    }
+}
+
+// J at (t1, y1): the mass matrix, the muscles' moment arms and partial derivatives
+static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+  struct mbs_rosw* r = in->ros;
+  // the State is usually there already, realized (the end of the accepted step)
+  int rc = MBS_OK;
+  mbs_integ_get_state(in, st, in->ytmp);
+  if (mbs_state_stage(st) < MBS_STAGE_DYNAMICS || mbs_state_time(st) != in->t1 ||
+      memcmp(in->ytmp, in->y1, (size_t)in->ny * sizeof(double)) != 0) {
+    mbs_integ_set_state(in, st, in->t1, in->y1);
+    rc = mbs_realize_dynamics(sys, st);
+  }
+  if (rc == MBS_OK && r->nu > 0) rc = mbs_calc_mass_matrix(sys, st, r->M);
+  r->nc = r->mc > 0 ? mbs_constraint_nequation(sys, st) : 0;
+  if (r->nc > r->mc) return MBS_ERR_INTERNAL;
+  if (rc == MBS_OK && r->nc > 0) rc = mbs_calc_constraint_jacobian(sys, st, r->G);
+  if (rc == MBS_OK && r->nm > 0) rc = mbs_muscles_linearize(sys, st, r->lin, r->R);
+  if (rc) return rc;
+  for (int m = 0; m < r->nm; m++) {
+    const double* R = r->R + (size_t)m * r->nu;
+    double big = 0;
+    for (int i = 0; i < r->nu; i++) big = fmax(big, fabs(R[i]));
+    int n = 0;
+    for (int i = 0; i < r->nu; i++)
+      if (fabs(R[i]) > 1e-12 * big) r->ridx[(size_t)m * r->nu + n++] = i;
+    r->rn[m] = n;
+    if (!r->coupled_q) {  // coordinates explicit: no length terms
+      r->lin[m].FL = 0;
+      for (int k = 0; k < MBS_MUSCLE_LIN_MAXZ; k++) r->lin[m].gL[k] = 0;
+    }
+  }
+  // [M G^T; G 0]
+  const int nu = r->nu, nk = nu + r->nc;
+  kkt_fill(r, r->K0, r->M);
+  if (nk > 0 && LAPACKE_dgetrf(LAPACK_ROW_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0)
+    return MBS_ERR_SINGULAR;
+  r->h_factored = -1;
+  in->jac_age = 0;
+  return MBS_OK;
+}
+
+// the iteration matrix for the step h: each S_m, y_m, kappa_m, and A factored
+static int rosw_factor(mbs_integrator* in, double h, double hg) {
+  struct mbs_rosw* r = in->ros;
+  if (r->h_factored == h) return MBS_OK;
+  const int nu = r->nu, nk = nu + r->nc;
+  kkt_fill(r, r->A, r->M);
+  for (int m = 0; m < r->nm; m++) {
+    const mbs_muscle_lin* l = &r->lin[m];
+    double* S = r->S + 12 * m;
+    double* y = S + 9;
+    double b[MBS_MUSCLE_LIN_MAXZ];
+    for (int i = 0; i < l->nz; i++) {
+      for (int j = 0; j < l->nz; j++) S[3 * i + j] = (i == j) - hg * l->Jzz[i][j];
+      b[i] = hg * l->gL[i] + l->gV[i];
+    }
+    // S_m^-1 by columns, then y_m
+    double Sm[9], col[3], e[3];
+    memcpy(Sm, S, sizeof(Sm));
+    for (int j = 0; j < l->nz; j++) {
+      for (int i = 0; i < l->nz; i++) e[i] = i == j;
+      small_solve(l->nz, Sm, e, col);
+      for (int i = 0; i < l->nz; i++) S[3 * i + j] = col[i];
+    }
+    for (int i = 0; i < l->nz; i++) {
+      y[i] = 0;
+      for (int j = 0; j < l->nz; j++) y[i] += S[3 * i + j] * b[j];
+    }
+    double fy = 0;
+    for (int i = 0; i < l->nz; i++) fy += l->Fz[i] * y[i];
+    const double kappa = -hg * l->FL - l->FV - hg * fy;
+    r->kappa[m] = kappa;
+    const double* R = r->R + (size_t)m * nu;
+    const int* idx = r->ridx + (size_t)m * nu;
+    for (int a = 0; a < r->rn[m]; a++)
+      for (int c = 0; c < r->rn[m]; c++)
+        r->A[(size_t)idx[a] * nk + idx[c]] -= hg * kappa * R[idx[a]] * R[idx[c]];
+  }
+  if (nk > 0 && LAPACKE_dgetrf(LAPACK_ROW_MAJOR, nk, nk, r->A, nk, r->piv) != 0) {
+    r->h_factored = -1;
+    return MBS_ERR_SINGULAR;
+  }
+  r->h_factored = h;
+  (void)in;
+  return MBS_OK;
+}
+
+// one stage: k = W^-1 h (f + J v)
+static int rosw_stage(mbs_integrator* in, double h, double hg, const double* f, const double* v,
+                      double* k) {
+  const struct mbs_rosw* r = in->ros;
+  const int nq = in->nq, nu = in->nu, nqu = nq + nu;
+  double* kq = k;
+  double* ku = k + nq;
+  double* kz = k + nqu;
+  const double* vq = v;
+  const double* vu = v + nq;
+  const double* vz = v + nqu;
+  const int nk = nu + r->nc;
+  // r_q = h (q' + (J v)_q), r_z = h (z' + (J v)_z), r_u = h (u' + M_c^-1 sum_m R_m w_m)
+  for (int i = 0; i < nq; i++) kq[i] = h * (f[i] + (r->coupled_q ? vu[i] : 0));
+  for (int i = 0; i < in->nz; i++) kz[i] = h * f[nqu + i];
+  double* x = r->w;
+  memset(x, 0, (size_t)nk * sizeof(double));
+  for (int m = 0; m < r->nm; m++) {
+    const mbs_muscle_lin* l = &r->lin[m];
+    const double Rq = r->coupled_q ? rdot(r, m, vq) : 0, Ru = rdot(r, m, vu);
+    double wm = -l->FL * Rq - l->FV * Ru;
+    for (int j = 0; j < l->nz; j++) wm += l->Fz[j] * vz[l->z0 + j];
+    raxpy(r, m, wm, x);
+    for (int i = 0; i < l->nz; i++) {
+      double jv = -l->gL[i] * Rq - l->gV[i] * Ru;
+      for (int j = 0; j < l->nz; j++) jv += l->Jzz[i][j] * vz[l->z0 + j];
+      kz[l->z0 + i] += h * jv;
+    }
+  }
+  if (nk > 0 && LAPACKE_dgetrs(LAPACK_ROW_MAJOR, 'N', nk, 1, r->K0, nk, r->piv0, x, 1) != 0)
+    return MBS_ERR_SINGULAR;
+  for (int i = 0; i < nu; i++) ku[i] = h * (f[nq + i] + x[i]);  // r_u for now
+  // eliminate each muscle's states: S_m x_m = r_z - h gamma g_L s_m, s_m = R_m . r_q;
+  // beta_m = -F_L s_m + F_z . x_m; the right side h gamma sum_m R_m (beta_m + kappa_m R_m . r_u)
+  double* d = r->w;
+  memset(d, 0, (size_t)nk * sizeof(double));
+  for (int m = 0; m < r->nm; m++) {
+    const mbs_muscle_lin* l = &r->lin[m];
+    const double s = r->coupled_q ? rdot(r, m, kq) : 0;
+    double b[MBS_MUSCLE_LIN_MAXZ], xm[MBS_MUSCLE_LIN_MAXZ];
+    for (int i = 0; i < l->nz; i++) b[i] = kz[l->z0 + i] - hg * l->gL[i] * s;
+    const double* Si = r->S + 12 * m;
+    for (int i = 0; i < l->nz; i++) {
+      xm[i] = 0;
+      for (int j = 0; j < l->nz; j++) xm[i] += Si[3 * i + j] * b[j];
+    }
+    double beta = -l->FL * s;
+    for (int i = 0; i < l->nz; i++) {
+      kz[l->z0 + i] = xm[i];
+      beta += l->Fz[i] * xm[i];
+    }
+    raxpy(r, m, hg * (beta + r->kappa[m] * rdot(r, m, ku)), d);
+  }
+  if (nk > 0 && LAPACKE_dgetrs(LAPACK_ROW_MAJOR, 'N', nk, 1, r->A, nk, r->piv, d, 1) != 0)
+    return MBS_ERR_SINGULAR;
+  for (int i = 0; i < nu; i++) ku[i] += d[i];
+  // back: k_z = x_m - h gamma p_m y_m with p_m = R_m . k_u; k_q = r_q + h gamma k_u
+  for (int m = 0; m < r->nm; m++) {
+    const mbs_muscle_lin* l = &r->lin[m];
+    const double p = rdot(r, m, ku);
+    const double* y = r->S + 12 * m + 9;
+    for (int i = 0; i < l->nz; i++) kz[l->z0 + i] -= hg * p * y[i];
+  }
+  if (r->coupled_q)
+    for (int i = 0; i < nq; i++) kq[i] += hg * ku[i];
+  return MBS_OK;
+}
+
+// ROS34PW2 (Rang and Angermann, BIT 45, 2005):
+//   W k_s = h f(t + alpha_s h, y + sum_j a_sj k_j) + h J sum_j g_sj k_j,  W = I - h gamma J
+//   y_new = y + sum_s b_s k_s, error estimate sum_s (b_s - bhat_s) k_s (of the second-order
+//   embedded solution). k[0..3] hold the increments; the first stage's derivative is f1.
+static int step_ros34pw2(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
+                         double* ynew, double* err) {
+  static const double gamma = 4.3586652150845900e-01;
+  static const double A[4][3] = {{0},
+                                 {8.7173304301691801e-01},
+                                 {8.4457060015369423e-01, -1.1299064236484185e-01},
+                                 {0, 0, 1}};
+  static const double G[4][3] = {{0},
+                                 {-8.7173304301691801e-01},
+                                 {-9.0338057013044082e-01, 5.4180672388095326e-02},
+                                 {2.4212380706095346e-01, -1.2232505839045147e+00,
+                                  5.4526025533510214e-01}};
+  static const double b[4] = {2.4212380706095346e-01, -1.2232505839045147e+00,
+                              1.5452602553351020e+00, 4.3586652150845900e-01};
+  static const double bhat[4] = {3.7810903145819369e-01, -9.6042292212423178e-02,
+                                 5.0000000000000000e-01, 2.1793326075422950e-01};
+  int rc;
+  if (in->jac_age < 0 && (rc = rosw_form(in, sys, st))) return rc;
+  const double hg = h * gamma;
+  if ((rc = rosw_factor(in, h, hg)))
+    return MBS_FAIL(&st->err, rc, mbs_system_name(sys), "%s: the iteration matrix is singular "
+                    "for the step %g s", mbs_system_name(sys), h);
+  const int n = in->ny;
+  const double* y = in->y1;
+  double* v = in->ylow;
+  for (int s = 0; s < 4; s++) {
+    const double* fs = in->f1;
+    double c = 0;
+    for (int j = 0; j < s; j++) c += A[s][j];
+    if (s > 0) {
+      for (int i = 0; i < n; i++) {
+        double yi = y[i];
+        for (int j = 0; j < s; j++) yi += A[s][j] * in->k[j][i];
+        in->ytmp[i] = yi;
+      }
+      if ((rc = mbs_integ_eval(in, sys, st, in->t1 + c * h, in->ytmp, in->yerr))) return rc;
+      fs = in->yerr;
+    }
+    for (int i = 0; i < n; i++) {
+      double g = 0;
+      for (int j = 0; j < s; j++) g += G[s][j] / h * in->k[j][i];
+      v[i] = g * h;  // sum_j g_sj k_j
+    }
+    if ((rc = rosw_stage(in, h, hg, fs, v, in->k[s])))
+      return MBS_FAIL(&st->err, rc, mbs_system_name(sys), "%s: the iteration matrix is "
+                      "singular for the step %g s", mbs_system_name(sys), h);
+  }
+  for (int i = 0; i < n; i++) {
+    double yi = y[i], e = 0;
+    for (int s = 0; s < 4; s++) {
+      yi += b[s] * in->k[s][i];
+      e += (b[s] - bhat[s]) * in->k[s][i];
+    }
+    ynew[i] = yi;
+    err[i] = ROSW_ERROR_SCALE * e;
+  }
+  return MBS_OK;
 }
 
 static int step_euler(mbs_integrator* in, double h, double* ynew) {
@@ -436,6 +813,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
       case MBS_INTEG_RK4: rc = step_rk4(in, sys, st, h, ynew); break;
       case MBS_INTEG_SEMI_EXPLICIT_EULER: rc = step_semi_explicit(in, sys, st, h, ynew); break;
       case MBS_INTEG_VERLET: rc = step_verlet(in, sys, st, h, ynew); break;
+      case MBS_INTEG_ROS34PW2: rc = step_ros34pw2(in, sys, st, h, ynew, in->yerr); break;
       case MBS_INTEG_CVODE_BDF:
       case MBS_INTEG_COUNT: rc = MBS_ERR_INTERNAL; break;
     }
@@ -468,6 +846,8 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         in->t0 = t;
         in->t1 = t + h;
         in->stats.steps++;
+        // ros34pw2 linearizes anew at the start of each step (kept through rejected tries)
+        if (in->type == MBS_INTEG_ROS34PW2) in->jac_age = -1;
         if ((rc = mbs_controllers_record(sys, st))) return rc;
         if (controlled) {
           const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
@@ -514,6 +894,10 @@ int mbs_integ_restep(const mbs_integrator* in, mbs_integrator* shadow, const mbs
     case MBS_INTEG_DORMAND_PRINCE: rc = step_dopri(shadow, sys, st, h, y, shadow->yerr); break;
     case MBS_INTEG_EXPLICIT_EULER: rc = step_euler(shadow, h, y); break;
     case MBS_INTEG_RK4: rc = step_rk4(shadow, sys, st, h, y); break;
+    case MBS_INTEG_ROS34PW2:
+      shadow->jac_age = -1;  // formed at the step's start
+      rc = step_ros34pw2(shadow, sys, st, h, y, shadow->yerr);
+      break;
     case MBS_INTEG_SEMI_EXPLICIT_EULER:
     case MBS_INTEG_VERLET:
       // these use the State realized at the start point

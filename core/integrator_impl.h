@@ -22,6 +22,8 @@ struct mbs_integrator {
   double* ylow;
   double* k[7];           // Runge-Kutta stages
   double* dense;          // Dormand-Prince continuous extension (5 x ny)
+  struct mbs_rosw* ros;   // ros34pw2: the linearized muscles and the iteration matrix
+  int jac_age;            // ros34pw2: accepted steps since they were formed; -1: not formed
   int dense_valid;
   double* mem;
   mbs_integrator_stats stats;
@@ -41,6 +43,23 @@ int mbs_integ_project(mbs_integrator* in, const mbs_system* sys, mbs_state* st);
 // and system) provides the work buffers, st is a scratch State.
 int mbs_integ_restep(const mbs_integrator* in, mbs_integrator* shadow, const mbs_system* sys,
                      mbs_state* st, double t, double* y);
+
+// A muscle linearized about the State (force_muscle.c), for the linearly implicit integrator:
+// its states z[z0 .. z0 + nz) (the activation if a state, then the fiber states), and the
+// partial derivatives of its tendon force F and its states' derivatives z' with respect to its
+// states, its path's length L and its lengthening speed V, by forward differences of the muscle
+// model alone. Its moment arms (generalized forces of a unit tension) are kept beside it.
+#define MBS_MUSCLE_LIN_MAXZ 3
+typedef struct mbs_muscle_lin {
+  int nz, z0;
+  double Fz[MBS_MUSCLE_LIN_MAXZ];                        // dF/dz
+  double FL, FV;                                         // dF/dL, dF/dV
+  double Jzz[MBS_MUSCLE_LIN_MAXZ][MBS_MUSCLE_LIN_MAXZ];  // dz'/dz
+  double gL[MBS_MUSCLE_LIN_MAXZ], gV[MBS_MUSCLE_LIN_MAXZ];  // dz'/dL, dz'/dV
+} mbs_muscle_lin;
+int mbs_muscles_count(const mbs_system* sys);
+// every muscle in force order into lin[], its moment arms into R (nu per muscle) [Dynamics]
+int mbs_muscles_linearize(const mbs_system* sys, mbs_state* st, mbs_muscle_lin* lin, double* R);
 
 // CVODE (integrator_cvode.c)
 int mbs_cvode_create(mbs_integrator* in, const mbs_system* sys);

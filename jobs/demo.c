@@ -130,7 +130,8 @@ int mbs_demo_run(const mbs_demo_options* o, FILE* log, mbs_error* err) {
   if (itype < 0)
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo",
                     "demo: unknown integrator '%s' (rk_merson, dormand_prince, cvode_bdf, euler, "
-                    "rk4, semi_explicit_euler, verlet)", o->integrator ? o->integrator : "");
+                    "rk4, semi_explicit_euler, verlet, ros34pw2)",
+                    o->integrator ? o->integrator : "");
   const int controlled = mbs_integrator_is_error_controlled((mbs_integrator_type)itype);
   if (!(o->duration > 0) || !(o->report_interval > 0) || !(o->report_interval <= o->duration))
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "demo",

@@ -21,7 +21,7 @@ static void usage(FILE* f) {
           "  demo      simulate a 3-D chain on ball joints; write OpenSim .sto files and an SVG\n"
           "            options: --out DIR (out/demo)  --links N (5)  --duration S (5)\n"
           "                     --integrator NAME (rk_merson; or dormand_prince, cvode_bdf,\n"
-          "                       euler, rk4, semi_explicit_euler, verlet)\n"
+          "                       euler, rk4, semi_explicit_euler, verlet, ros34pw2)\n"
           "                     --accuracy A (1e-6)  --step S (fixed-step integrators, 1e-4)\n"
           "                     --report S (0.01)\n"
           "  model info MODEL.osim\n"

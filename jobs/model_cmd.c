@@ -373,7 +373,7 @@ int mbs_cmd_simulate(int argc, char** argv) {
   const int type = mbs_integrator_from_name(integ);
   if (type < 0) {
     fprintf(stderr, "mbstudy simulate: unknown integrator '%s' (rk_merson, dormand_prince, "
-                    "cvode_bdf, euler, rk4, semi_explicit_euler, verlet)\n", integ);
+                    "cvode_bdf, euler, rk4, semi_explicit_euler, verlet, ros34pw2)\n", integ);
     return 2;
   }
   mbs_osim_model* m = load_with(model, loads, "simulate", 0);

@@ -24,11 +24,21 @@ typedef enum mbs_integrator_type {
   MBS_INTEG_RK4,                 // fixed step, classical fourth order
   MBS_INTEG_SEMI_EXPLICIT_EULER, // fixed step: u first, then q with the new u
   MBS_INTEG_VERLET,              // fixed step, velocity Verlet (iterated for velocity forces)
+  MBS_INTEG_ROS34PW2,            // Rosenbrock-W 3(2), error controlled, linearly implicit in the
+                                 // auxiliary states z (muscle fibers, activations): see below
   MBS_INTEG_COUNT
 } mbs_integrator_type;
 
 // name ("rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler",
-// "verlet") and the reverse; -1 if unknown
+// "verlet", "ros34pw2") and the reverse; -1 if unknown
+//
+// ros34pw2 is Rang and Angermann's four-stage Rosenbrock-W method ROS34PW2 (2005): order 3 with
+// an embedded order-2 estimate, L-stable, and of order 3 for any approximation of the Jacobian.
+// mbstudy gives it the diagonal of dz'/dz by difference quotients (zero for q and u), so the
+// mechanics are integrated explicitly and each auxiliary state implicitly against its own
+// stiffness: the fast fiber-length modes of compliant-tendon muscles, which limit the explicit
+// methods' steps, no longer do. Models without auxiliary states get an explicit third-order
+// method; use rk_merson there.
 const char* mbs_integrator_name(mbs_integrator_type type);
 int mbs_integrator_from_name(const char* name);
 // 1 for the error-controlled integrators

@@ -14,8 +14,9 @@
 
 static const double g0 = 9.81;
 
-static const mbs_integrator_type controlled[3] = {MBS_INTEG_RK_MERSON, MBS_INTEG_DORMAND_PRINCE,
-                                                  MBS_INTEG_CVODE_BDF};
+#define NCONTROLLED 4
+static const mbs_integrator_type controlled[NCONTROLLED] = {
+    MBS_INTEG_RK_MERSON, MBS_INTEG_DORMAND_PRINCE, MBS_INTEG_CVODE_BDF, MBS_INTEG_ROS34PW2};
 
 static mbs_system* pendulum_system(double L) {
   mbs_system* sys = mbs_system_create("pendulum");
@@ -63,7 +64,7 @@ static void test_pendulum_period(void) {
   const double L = 1.3, amp = 2.0;  // large amplitude: far from 2 pi sqrt(L/g)
   const double T = 4 * sqrt(L / g0) * ellip_k(sin(amp / 2));
   mbs_system* sys = pendulum_system(L);
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < NCONTROLLED; k++) {
     mbs_state* st = mbs_state_create(sys);
     mbs_state_upd_q(st)[0] = -M_PI / 2 + amp;
     crossings c = {{0}, 0};
@@ -127,7 +128,7 @@ static mbs_system* double_pendulum(void) {
 
 static void check_energy(const mbs_system* sys, mbs_state* init, double T, double accuracy,
                          const char* what) {
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < NCONTROLLED; k++) {
     mbs_state* st = mbs_state_create(sys);
     mbs_state_copy(sys, st, init);
     drift d = {energy(sys, st), 0, 0};
@@ -213,7 +214,7 @@ static void test_four_bar(void) {
   c.p2[0] = len[2];
   mbs_system_add_constraint(sys, &c);
   mbs_system_finalize(sys);
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < NCONTROLLED; k++) {
     mbs_state* st = mbs_state_create(sys);
     double* q = mbs_state_upd_q(st);
     q[0] = 1.2; q[1] = -0.6; q[2] = -1.9;
@@ -335,7 +336,7 @@ static void test_prescribed(void) {
 
 static void test_steps_vs_accuracy(void) {
   mbs_system* sys = double_pendulum();
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < NCONTROLLED; k++) {
     long prev = 0, prev2 = 0;
     int monotone = 1;
     printf("steps for 10 s of the double pendulum, %s:", mbs_integrator_name(controlled[k]));
@@ -521,7 +522,7 @@ static int count_reports(const mbs_system* sys, mbs_state* st, void* user) {
 }
 static void test_failure_keeps_reports(void) {
   mbs_system* sys = double_pendulum();
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < NCONTROLLED; k++) {
     mbs_state* st = mbs_state_create(sys);
     mbs_state_upd_q(st)[0] = 1.0;
     mbs_simulation_options o;

@@ -424,7 +424,7 @@ static const broken_case broken[] = {
     {6, 1, "  accuracy: 1", MBS_ERR_ARGUMENT, 6, "simulation.accuracy", "between 0 and 1"},
     {7, 1, "  integrator: rk45", MBS_ERR_ARGUMENT, 7, "simulation.integrator",
      "unknown integrator 'rk45' (rk_merson, dormand_prince, cvode_bdf, euler, rk4, "
-     "semi_explicit_euler, verlet)"},
+     "semi_explicit_euler, verlet, ros34pw2)"},
     {7, 1, "  integrator:", MBS_ERR_PARSE, 7, "simulation.integrator", "got nothing"},
     {8, 1, "  output_interval: 6", MBS_ERR_ARGUMENT, 8, "simulation.output_interval",
      "longer than the duration"},
