@@ -13,7 +13,11 @@
 //     --accuracy A        integrator accuracy (default 1e-3)
 //     --duration T        simulated seconds (default 1)
 //     --repeats N         runs of each model and excitation (default 5)
-//     --integrator NAME   rk_merson (default), dormand_prince, cvode_bdf, ...
+//     --integrator LIST   integrators, comma separated, each NAME or NAME:ACCURACY (default
+//                         rk_merson; names as `mbstudy` takes them); several are interleaved
+//     --reference-accuracy R  each model and excitation is first simulated (not timed) by
+//                         dormand_prince at accuracy R (default 1e-9; 0: not), and the table
+//                         gives each run's largest coordinate error at the end against it
 //     --report DT         report interval, s (default 0.01; 0: after every step)
 //     --trace DT          print the pelvis height every DT s of the first repeat (default 0.1;
 //                         0: none)
@@ -41,6 +45,7 @@
 #define MAX_MODELS 8
 #define MAX_EXC 8
 #define MAX_TRACE 1001
+#define MAX_INTEG 8
 
 typedef struct run_result {
   int ok;
@@ -50,6 +55,7 @@ typedef struct run_result {
   double pelvis0, pelvis_end, pelvis_min;
   double act0, act_end;  // mean muscle activation at the start and at the end
   int clamped_end;       // muscles whose fibers are clamped at their minimum length at the end
+  double qerr;           // largest |q - q_reference| at the end (rad or m); NAN without one
 } run_result;
 
 typedef struct model_entry {
@@ -108,8 +114,11 @@ static int is_muscle(const mbs_system* sys, int force) {
   return force >= 0 && !strcmp(mbs_force_kind(sys, force), "muscle");
 }
 
+// one run; q_ref: the reference's coordinates at the end (NULL: none), q_end: where to put this
+// run's (NULL: nowhere)
 static int run_once(const model_entry* me, double excitation, const mbs_simulation_options* o,
-                    double duration, recorder* rec, run_result* out) {
+                    double duration, recorder* rec, run_result* out, const double* q_ref,
+                    double* q_end) {
   const mbs_system* sys = mbs_osim_system(me->m);
   memset(out, 0, sizeof(*out));
   mbs_state* st = mbs_state_create(sys);
@@ -170,6 +179,14 @@ static int run_once(const model_entry* me, double excitation, const mbs_simulati
     }
     out->act_end = n > 0 ? out->act_end / n : NAN;
   }
+  out->qerr = NAN;
+  if (out->ok && q_ref) {
+    out->qerr = 0;
+    for (int k = 0; k < mbs_system_nq(sys); k++)
+      out->qerr = fmax(out->qerr, fabs(mbs_state_q(st)[k] - q_ref[k]));
+  }
+  if (out->ok && q_end)
+    memcpy(q_end, mbs_state_q(st), (size_t)mbs_system_nq(sys) * sizeof(double));
   mbs_state_destroy(st);
   return 0;
 }
@@ -206,8 +223,9 @@ static const char* base_name(const char* path) {
 static void usage(FILE* f) {
   fprintf(f,
           "usage: bench_muscles [--excitation 0.05,0.3] [--accuracy 1e-3] [--duration 1]\n"
-          "                     [--repeats 5] [--integrator rk_merson] [--report 0.01]\n"
-          "                     [--trace 0.1] [--quiet] MODEL.osim [MODEL.osim ...]\n");
+          "                     [--repeats 5] [--integrator rk_merson[:ACC],...] [--report 0.01]\n"
+          "                     [--reference-accuracy 1e-9] [--trace 0.1] [--quiet]\n"
+          "                     MODEL.osim [MODEL.osim ...]\n");
 }
 
 static int parse_double(const char* s, double* v) {
@@ -240,7 +258,10 @@ int main(int argc, char** argv) {
   int nexc = 2;
   double accuracy = 1e-3, duration = 1.0, report_dt = 0.01, trace_dt = 0.1;
   int repeats = 5, quiet = 0;
-  mbs_integrator_type integ = MBS_INTEG_RK_MERSON;
+  mbs_integrator_type integ[MAX_INTEG] = {MBS_INTEG_RK_MERSON};
+  double iacc[MAX_INTEG] = {NAN};  // NAN: --accuracy
+  int ninteg = 1;
+  double ref_accuracy = 1e-9;
   model_entry models[MAX_MODELS];
   int nmodel = 0;
   for (int i = 1; i < argc; i++) {
@@ -294,12 +315,31 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (!strcmp(a, "--integrator") && has_value) {
-      const int t = mbs_integrator_from_name(argv[++i]);
-      if (t < 0) {
-        fprintf(stderr, "bench_muscles: unknown integrator '%s'\n", argv[i]);
+      char buf[256];
+      snprintf(buf, sizeof(buf), "%s", argv[++i]);
+      ninteg = 0;
+      for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char* colon = strchr(tok, ':');
+        if (colon) *colon = '\0';
+        const int t = mbs_integrator_from_name(tok);
+        if (ninteg == MAX_INTEG || t < 0 ||
+            (colon && (!parse_double(colon + 1, &iacc[ninteg]) || !(iacc[ninteg] > 0)))) {
+          fprintf(stderr, "bench_muscles: bad integrator list '%s' (at most %d of NAME or "
+                          "NAME:ACCURACY)\n", argv[i], MAX_INTEG);
+          return 2;
+        }
+        if (!colon) iacc[ninteg] = NAN;
+        integ[ninteg++] = (mbs_integrator_type)t;
+      }
+      if (ninteg == 0) {
+        fprintf(stderr, "bench_muscles: empty integrator list\n");
         return 2;
       }
-      integ = (mbs_integrator_type)t;
+    } else if (!strcmp(a, "--reference-accuracy") && has_value) {
+      if (!parse_double(argv[++i], &ref_accuracy) || ref_accuracy < 0) {
+        fprintf(stderr, "bench_muscles: bad reference accuracy '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (a[0] == '-') {
       fprintf(stderr, "bench_muscles: unknown option or missing value: %s\n", a);
       usage(stderr);
@@ -372,10 +412,10 @@ int main(int argc, char** argv) {
       printf("#   warning: %s\n", mbs_osim_warning(me->m, w));
   }
 
+  for (int g = 0; g < ninteg; g++)
+    if (isnan(iacc[g])) iacc[g] = accuracy;
   mbs_simulation_options o;
   mbs_simulation_options_default(&o);
-  o.integrator = integ;
-  o.integ.accuracy = accuracy;
   o.report_interval = report_dt;
 
   struct utsname un;
@@ -387,12 +427,42 @@ int main(int argc, char** argv) {
   strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", gmtime(&tnow));
   printf("# bench_muscles, mbstudy %s, %s; %s; %s %s\n", MBS_VERSION_STRING, MBS_BENCH_BUILD_INFO,
          date, have_un ? un.machine : "?", have_un ? un.release : "");
-  printf("# integrator %s, accuracy %g, %g s simulated, reports every %g s, %d repeats "
-         "interleaved; OPENBLAS_NUM_THREADS=%s OMP_NUM_THREADS=%s; load average before: %.2f\n",
-         mbs_integrator_name(integ), accuracy, duration, report_dt, repeats, ob ? ob : "(unset)",
-         omp ? omp : "(unset)", loadavg1());
+  printf("# integrators");
+  for (int g = 0; g < ninteg; g++)
+    printf("%s %s at accuracy %g", g ? "," : "", mbs_integrator_name(integ[g]), iacc[g]);
+  printf("; %g s simulated, reports every %g s, %d repeats interleaved; OPENBLAS_NUM_THREADS=%s "
+         "OMP_NUM_THREADS=%s; load average before: %.2f\n", duration, report_dt, repeats,
+         ob ? ob : "(unset)", omp ? omp : "(unset)", loadavg1());
 
-  const int ncase = nmodel * nexc;
+  // the references (not timed): dormand_prince at ref_accuracy, per model and excitation
+  double* qref[MAX_MODELS * MAX_EXC] = {NULL};
+  if (ref_accuracy > 0) {
+    mbs_simulation_options ro = o;
+    ro.integrator = MBS_INTEG_DORMAND_PRINCE;
+    ro.integ.accuracy = ref_accuracy;
+    for (int i = 0; i < nmodel; i++)
+      for (int e = 0; e < nexc; e++) {
+        const mbs_system* sys = mbs_osim_system(models[i].m);
+        double* q = malloc((size_t)mbs_system_nq(sys) * sizeof(double));
+        recorder rec;
+        memset(&rec, 0, sizeof(rec));
+        rec.me = &models[i];
+        run_result rr;
+        const double w0 = now(CLOCK_MONOTONIC);
+        if (!q || run_once(&models[i], exc[e], &ro, duration, &rec, &rr, NULL, q) || !rr.ok) {
+          fprintf(stderr, "bench_muscles: %s, excitation %g: the reference run failed\n",
+                  models[i].path, exc[e]);
+          free(q);
+          continue;
+        }
+        qref[i * nexc + e] = q;
+        printf("# reference %s e=%g: dormand_prince at accuracy %g, %ld steps, %.1f s\n",
+               base_name(models[i].path), exc[e], ref_accuracy, rr.is.steps,
+               now(CLOCK_MONOTONIC) - w0);
+      }
+  }
+
+  const int ncase = nmodel * nexc * ninteg;
   run_result* res = calloc((size_t)ncase * (size_t)repeats, sizeof(*res));
   recorder* traces = calloc((size_t)ncase, sizeof(*traces));
   recorder* scratch = calloc(1, sizeof(*scratch));
@@ -401,28 +471,33 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!quiet)
-    printf("# run  model  excitation  wall_s  cpu_s  sim_s/wall_s  steps  rejected  "
-           "evaluations  pelvis_y_end_m  mean_activation_end  clamped_fibers_end\n");
+    printf("# run  model  excitation  integrator  accuracy  wall_s  cpu_s  sim_s/wall_s  steps  "
+           "rejected  evaluations  pelvis_y_end_m  mean_activation_end  clamped_fibers_end  "
+           "q_error_end\n");
   int failed = 0;
   for (int r = 0; r < repeats; r++) {
     for (int i = 0; i < nmodel; i++) {
-      for (int e = 0; e < nexc; e++) {
-        const int cs = i * nexc + e;
+      for (int e = 0; e < nexc; e++)
+      for (int g = 0; g < ninteg; g++) {
+        const int cs = (i * nexc + e) * ninteg + g;
+        o.integrator = integ[g];
+        o.integ.accuracy = iacc[g];
         recorder* rec = r == 0 ? &traces[cs] : scratch;
         memset(rec, 0, sizeof(*rec));
         rec->me = &models[i];
         rec->trace_dt = r == 0 ? trace_dt : 0;
         run_result* rr = &res[cs * repeats + r];
-        if (run_once(&models[i], exc[e], &o, duration, rec, rr)) {
+        if (run_once(&models[i], exc[e], &o, duration, rec, rr, qref[i * nexc + e], NULL)) {
           failed = 1;
           continue;
         }
         if (!rr->ok) failed = 1;
         if (!quiet)
-          printf("%d  %s  %g  %.4f  %.4f  %.2f  %ld  %ld  %ld  %.4f  %.4f  %d%s\n", r + 1,
-                 base_name(models[i].path), exc[e], rr->wall, rr->cpu, rr->t_end / rr->wall,
-                 rr->is.steps, rr->is.rejected, rr->is.evaluations, rr->pelvis_end, rr->act_end,
-                 rr->clamped_end, rr->ok ? "" : "  (FAILED)");
+          printf("%d  %s  %g  %s  %g  %.4f  %.4f  %.2f  %ld  %ld  %ld  %.4f  %.4f  %d  %.2e%s\n",
+                 r + 1, base_name(models[i].path), exc[e], mbs_integrator_name(integ[g]),
+                 iacc[g], rr->wall, rr->cpu, rr->t_end / rr->wall, rr->is.steps, rr->is.rejected,
+                 rr->is.evaluations, rr->pelvis_end, rr->act_end, rr->clamped_end, rr->qerr,
+                 rr->ok ? "" : "  (FAILED)");
         fflush(stdout);
       }
     }
@@ -431,14 +506,16 @@ int main(int argc, char** argv) {
 
   // the table: medians and ranges of the repeats that reached the end; the integrator's counts
   // are those of the first of them (the runs are deterministic; "varied" says if they were not)
-  printf("| model | excitation | sim s / wall s, median (min-max) | sim s / CPU s, median "
-         "(min-max) | steps | rejected (%% of attempts) | evaluations | evaluations / sim s | "
-         "CPU us / evaluation | mean activation at 0 and %g s | pelvis y at 0 and %g s (m) |\n",
-         duration, duration);
-  printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+  printf("| model | excitation | integrator (accuracy) | sim s / wall s, median (min-max) | "
+         "sim s / CPU s, median (min-max) | steps | rejected (%% of attempts) | evaluations | "
+         "evaluations / sim s | CPU us / evaluation | mean activation at 0 and %g s | pelvis y "
+         "at 0 and %g s (m) | largest error of q at %g s (rad or m) |\n", duration, duration,
+         duration);
+  printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n");
   for (int i = 0; i < nmodel; i++) {
-    for (int e = 0; e < nexc; e++) {
-      const int cs = i * nexc + e;
+    for (int e = 0; e < nexc; e++)
+    for (int g = 0; g < ninteg; g++) {
+      const int cs = (i * nexc + e) * ninteg + g;
       const run_result* rr = &res[cs * repeats];
       double rate[256], crate[256], cpu[256];
       int n = 0, same = 1;
@@ -455,7 +532,8 @@ int main(int argc, char** argv) {
           same = 0;
       }
       if (!first) {
-        printf("| %s | %g | failed | | | | | | | | |\n", base_name(models[i].path), exc[e]);
+        printf("| %s | %g | %s (%g) | failed | | | | | | | | | |\n", base_name(models[i].path),
+               exc[e], mbs_integrator_name(integ[g]), iacc[g]);
         continue;
       }
       double rlo, rhi, clo, chi;
@@ -463,13 +541,14 @@ int main(int argc, char** argv) {
       range(crate, n, &clo, &chi);
       const mbs_integrator_stats* is = &first->is;
       const long attempts = is->steps + is->rejected;
-      printf("| %s | %g | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %ld | %ld (%.0f%%) | %ld%s | "
-             "%.0f | %.1f | %.3f, %.3f | %.3f, %.3f |%s\n",
-             base_name(models[i].path), exc[e], median(rate, n), rlo, rhi, median(crate, n), clo,
+      printf("| %s | %g | %s (%g) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %ld | %ld (%.0f%%) | "
+             "%ld%s | %.0f | %.1f | %.3f, %.3f | %.3f, %.3f | %.1e |%s\n",
+             base_name(models[i].path), exc[e], mbs_integrator_name(integ[g]), iacc[g],
+             median(rate, n), rlo, rhi, median(crate, n), clo,
              chi, is->steps, is->rejected, attempts ? 100.0 * (double)is->rejected / attempts : 0.0,
              is->evaluations, same ? "" : " (varied)", (double)is->evaluations / first->t_end,
              1e6 * median(cpu, n) / (double)is->evaluations, first->act0, first->act_end, first->pelvis0,
-             first->pelvis_end, n < repeats ? " (some repeats failed)" : "");
+             first->pelvis_end, first->qerr, n < repeats ? " (some repeats failed)" : "");
     }
   }
 
@@ -478,7 +557,8 @@ int main(int argc, char** argv) {
   if (trace_dt > 0) {
     printf("\npelvis origin height y (m) over time, first repeat:\n\n| t (s) |");
     for (int cs = 0; cs < ncase; cs++)
-      printf(" %s e=%g |", base_name(models[cs / nexc].path), exc[cs % nexc]);
+      printf(" %s e=%g %s |", base_name(models[cs / (nexc * ninteg)].path),
+             exc[(cs / ninteg) % nexc], mbs_integrator_name(integ[cs % ninteg]));
     printf("\n|---:|");
     for (int cs = 0; cs < ncase; cs++) printf("---:|");
     printf("\n");
@@ -501,6 +581,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  for (int k = 0; k < MAX_MODELS * MAX_EXC; k++) free(qref[k]);
   free(res);
   free(traces);
   free(scratch);
