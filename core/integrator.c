@@ -465,7 +465,8 @@ static void raxpy(const struct mbs_rosw* r, int m, double a, double* v) {
   for (int k = 0; k < r->rn[m]; k++) v[idx[k]] += a * R[idx[k]];
 }
 
-// K = [B G^T; G 0] from the nu x nu B
+// K = [B G^T; G 0] from the nu x nu B. K is symmetric, so LAPACK takes it as it is, in either
+// storage order.
 static void kkt_fill(const struct mbs_rosw* r, double* K, const double* B) {
   const int nu = r->nu, nk = nu + r->nc;
   memset(K, 0, (size_t)nk * nk * sizeof(double));
@@ -510,7 +511,7 @@ static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
   // [M G^T; G 0]
   const int nu = r->nu, nk = nu + r->nc;
   kkt_fill(r, r->K0, r->M);
-  if (nk > 0 && LAPACKE_dgetrf(LAPACK_ROW_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0)
+  if (nk > 0 && LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0)
     return MBS_ERR_SINGULAR;
   r->h_factored = -1;
   in->jac_age = 0;
@@ -554,7 +555,7 @@ static int rosw_factor(mbs_integrator* in, double h, double hg) {
       for (int c = 0; c < r->rn[m]; c++)
         r->A[(size_t)idx[a] * nk + idx[c]] -= hg * kappa * R[idx[a]] * R[idx[c]];
   }
-  if (nk > 0 && LAPACKE_dgetrf(LAPACK_ROW_MAJOR, nk, nk, r->A, nk, r->piv) != 0) {
+  if (nk > 0 && LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nk, nk, r->A, nk, r->piv) != 0) {
     r->h_factored = -1;
     return MBS_ERR_SINGULAR;
   }
@@ -592,7 +593,8 @@ static int rosw_stage(mbs_integrator* in, double h, double hg, const double* f, 
       kz[l->z0 + i] += h * jv;
     }
   }
-  if (nk > 0 && LAPACKE_dgetrs(LAPACK_ROW_MAJOR, 'N', nk, 1, r->K0, nk, r->piv0, x, 1) != 0)
+  if (nk > 0 &&
+      LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nk, 1, r->K0, nk, r->piv0, x, nk) != 0)
     return MBS_ERR_SINGULAR;
   for (int i = 0; i < nu; i++) ku[i] = h * (f[nq + i] + x[i]);  // r_u for now
   // eliminate each muscle's states: S_m x_m = r_z - h gamma g_L s_m, s_m = R_m . r_q;
@@ -616,7 +618,7 @@ static int rosw_stage(mbs_integrator* in, double h, double hg, const double* f, 
     }
     raxpy(r, m, hg * (beta + r->kappa[m] * rdot(r, m, ku)), d);
   }
-  if (nk > 0 && LAPACKE_dgetrs(LAPACK_ROW_MAJOR, 'N', nk, 1, r->A, nk, r->piv, d, 1) != 0)
+  if (nk > 0 && LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nk, 1, r->A, nk, r->piv, d, nk) != 0)
     return MBS_ERR_SINGULAR;
   for (int i = 0; i < nu; i++) ku[i] += d[i];
   // back: k_z = x_m - h gamma p_m y_m with p_m = R_m . k_u; k_q = r_q + h gamma k_u
