@@ -345,8 +345,9 @@ int mbs_muscles_linearize(const mbs_system* sys, mbs_state* st, mbs_muscle_lin* 
     }
     x[l->nz] = rep[MR_PATH_LENGTH];
     x[l->nz + 1] = rep[MR_PATH_SPEED];
-    // forward differences in each state, the length and the speed
-    for (int j = 0; j < l->nz + 2; j++) {
+    // forward differences in each state, the length and the speed (where it enters)
+    const int ncol = l->nz + (mbs_muscle_uses_path_speed(m) ? 2 : 1);
+    for (int j = 0; j < ncol; j++) {
       const double keep = x[j];
       const double scale = j == l->nz ? fmax(fabs(keep), 1e-2) : fmax(fabs(keep), 1e-1);
       const double d = 1e-7 * scale;

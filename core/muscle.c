@@ -372,6 +372,11 @@ int mbs_muscle_state_count(const mbs_muscle_model* m, int* has_activation, int* 
 // Pennation and activation
 // ---------------------------------------------------------------------------------------------
 
+int mbs_muscle_uses_path_speed(const mbs_muscle_model* m) {
+  const mbs_muscle_kind k = m->p.kind;
+  return is_rigid(m) || !(k == MBS_MUSCLE_THELEN2003 || k == MBS_MUSCLE_MILLARD2012);
+}
+
 void mbs_muscle_pennation(const mbs_muscle_model* m, double l, double* alpha, double* cos_alpha,
                           double* dalpha_dl) {
   double a = 0, c = 1, d = 0;

@@ -335,6 +335,11 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* p, const ch
 // tendon force for DeGroote), 2 for Delp (fiber length, m, then fiber velocity, m/s), none
 // with a rigid tendon.
 int mbs_muscle_state_count(const mbs_muscle_model* m, int* has_activation, int* has_fiber);
+// 0 if neither the tendon force nor the states' derivatives depend on the path's lengthening
+// speed: Thelen's and Millard's compliant-tendon models, whose tendon force follows from the
+// tendon's strain and whose fiber velocity from the balance of fiber and tendon forces; 1 for the
+// others, which depend on it (or may: Schutte's, with fibers perpendicular to the tendon)
+int mbs_muscle_uses_path_speed(const mbs_muscle_model* m);
 
 // Pennation at constant width h = l_opt sin(alpha_opt): sin(alpha) = min(h / l^M,
 // sin(alpha_max)), so alpha is clamped at the maximum pennation for fibers shorter than

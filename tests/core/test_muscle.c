@@ -911,6 +911,38 @@ static double crossing_time(const mbs_muscle_model* m, double u, double a0, doub
   return NAN;
 }
 
+// mbs_muscle_uses_path_speed: where it says 0, a change of the path's speed changes neither
+// the tendon force nor the fiber state's derivative; where it says 1, it changes one of them
+static void test_path_speed(void) {
+  for (int c = 0; c < NCASES; c++) {
+    mbs_muscle_model m;
+    EXPECT_OK(make_model(&cases[c], &m));
+    int nf = 0;
+    mbs_muscle_state_count(&m, NULL, &nf);
+    const double lopt = m.p.optimal_fiber_length, lst = m.p.tendon_slack_length;
+    const double lmt = 1.02 * lopt * cos(m.p.pennation_angle_at_optimal) + 1.03 * lst;
+    mbs_muscle_equilibrium eq;
+    mbs_error err;
+    double fs[2] = {0, 0};
+    if (nf > 0) {
+      EXPECT_OK(mbs_muscle_equilibrium_solve(&m, 0.4, lmt, 0.0, 0, &eq, &err));
+      fs[0] = eq.fiber_state;
+    }
+    int changed = 0;
+    for (int k = 0; k < 3; k++) {
+      const double v0 = 0.1 * (k - 1), v1 = v0 + 0.05;
+      mbs_muscle_output o0, o1;
+      EXPECT_OK(mbs_muscle_eval_states(&m, lmt, v0, 0.4, nf ? fs : NULL, &o0, &err));
+      EXPECT_OK(mbs_muscle_eval_states(&m, lmt, v1, 0.4, nf ? fs : NULL, &o1, &err));
+      changed = changed || o0.tendon_force != o1.tendon_force ||
+                o0.fiber_state_derivative != o1.fiber_state_derivative;
+    }
+    printf("path speed: %-26s uses it %d, changes the outputs %d\n", cases[c].label,
+           mbs_muscle_uses_path_speed(&m), changed);
+    EXPECT_EQ_INT(mbs_muscle_uses_path_speed(&m), changed);
+  }
+}
+
 static void test_activation(void) {
   mbs_muscle_model m;
   const mbs_muscle_kind kinds[2] = {MBS_MUSCLE_THELEN2003, MBS_MUSCLE_MILLARD2012};
@@ -1763,6 +1795,7 @@ int main(void) {
   test_passive_monotone();
   test_stretch();
   test_activation();
+  test_path_speed();
   test_eval_physics();
   test_simm_curves();
   test_simm_activation();
