@@ -481,6 +481,10 @@ static void kkt_fill(const struct mbs_rosw* r, double* K, const double* B) {
 // J at (t1, y1): the mass matrix, the muscles' moment arms and partial derivatives
 static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
   struct mbs_rosw* r = in->ros;
+  if (r->nm == 0) {  // J is dq'/du = I alone: nothing to form
+    in->jac_age = 0;
+    return MBS_OK;
+  }
   // the State is usually there already, realized (the end of the accepted step)
   int rc = MBS_OK;
   mbs_integ_get_state(in, st, in->ytmp);
@@ -521,7 +525,7 @@ static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
 // the iteration matrix for the step h: each S_m, y_m, kappa_m, and A factored
 static int rosw_factor(mbs_integrator* in, double h, double hg) {
   struct mbs_rosw* r = in->ros;
-  if (r->h_factored == h) return MBS_OK;
+  if (r->h_factored == h || r->nm == 0) return MBS_OK;
   const int nu = r->nu, nk = nu + r->nc;
   kkt_fill(r, r->A, r->M);
   for (int m = 0; m < r->nm; m++) {
@@ -575,6 +579,13 @@ static int rosw_stage(mbs_integrator* in, double h, double hg, const double* f, 
   const double* vq = v;
   const double* vu = v + nq;
   const double* vz = v + nqu;
+  if (r->nm == 0) {  // W k = h (f + J v) with J = [0 I 0; 0 0 0; 0 0 0] when q' = u
+    for (int i = 0; i < nu; i++) ku[i] = h * f[nq + i];
+    for (int i = 0; i < in->nz; i++) kz[i] = h * f[nqu + i];
+    for (int i = 0; i < nq; i++)
+      kq[i] = h * f[i] + (r->coupled_q ? h * vu[i] + hg * ku[i] : 0);
+    return MBS_OK;
+  }
   const int nk = nu + r->nc;
   // r_q = h (q' + (J v)_q), r_z = h (z' + (J v)_z), r_u = h (u' + M_c^-1 sum_m R_m w_m)
   for (int i = 0; i < nq; i++) kq[i] = h * (f[i] + (r->coupled_q ? vu[i] : 0));
