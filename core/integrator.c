@@ -564,7 +564,6 @@ static int rosw_factor(mbs_integrator* in, double h, double hg) {
     return MBS_ERR_SINGULAR;
   }
   r->h_factored = h;
-  (void)in;
   return MBS_OK;
 }
 
