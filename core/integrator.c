@@ -512,9 +512,17 @@ static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
       for (int k = 0; k < MBS_MUSCLE_LIN_MAXZ; k++) r->lin[m].gL[k] = 0;
     }
   }
-  // [M G^T; G 0]
-  const int nu = r->nu, nk = nu + r->nc;
+  // [M G^T; G 0]; redundant constraints make it singular: then J leaves them out (a W-method
+  // keeps its order with any J; the projection after each step still enforces them)
   kkt_fill(r, r->K0, r->M);
+  int nk = r->nu + r->nc;
+  if (r->nc > 0 && LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0) {
+    r->nc = 0;
+    kkt_fill(r, r->K0, r->M);
+    nk = r->nu;
+  } else if (r->nc > 0) {
+    nk = 0;  // factored
+  }
   if (nk > 0 && LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0)
     return MBS_ERR_SINGULAR;
   r->h_factored = -1;
