@@ -387,7 +387,7 @@ static struct mbs_rosw* rosw_create(const mbs_system* sys) {
   for (int c = 0; c < mbs_system_nconstraint(sys); c++) {
     int mp, mv, ma;
     mbs_constraint_count(sys, c, &mp, &mv, &ma);
-    mc += ma;
+    mc += mp + mv + ma;  // holonomic, nonholonomic, acceleration-only equations
   }
   const size_t NM = (size_t)(nm > 0 ? nm : 1), NU = (size_t)(nu > 0 ? nu : 1);
   const size_t NK = NU + (size_t)mc;
