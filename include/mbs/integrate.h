@@ -41,8 +41,9 @@ typedef enum mbs_integrator_type {
 // contact, other forces) is integrated explicitly. The fast fiber-tendon modes of compliant
 // tendons at low activation, which limit the explicit methods' steps, then no longer do. Its
 // accuracy alpha is calibrated like the others (energy within 10 alpha |E| on the test
-// pendulums); it pays on stiff muscle models (gait2392's Thelen muscles), not on smooth ones
-// (rajagopal2016's damped Millard muscles), where rk_merson's fourth order takes fewer steps.
+// pendulums). It pays where the muscles are stiff (gait2392's Thelen muscles; rajagopal2016's
+// Millard muscles at low activation); where they are not, rk_merson's fourth order takes fewer
+// steps (benchmarks/README.md, "A linearly implicit integrator for stiff muscles").
 const char* mbs_integrator_name(mbs_integrator_type type);
 int mbs_integrator_from_name(const char* name);
 // 1 for the error-controlled integrators
