@@ -27,6 +27,7 @@ typedef struct ctrl_desc {
   int nterm;                // PD: or a combination of coordinates
   int* tq;                  // their places in q, then in u (2 nterm)
   int coef_adr;             // their coefficients in the State's parameters
+  int gain_adr;             // PD: the outputs' gains in the State's parameters
   int param_adr;            // PD: kp, kd, reference, delay in the State's parameters
   int nout;
   mbs_pd_output* out;
@@ -152,6 +153,17 @@ int mbs_system_add_pd_controller(mbs_system* sys, const mbs_pd_controller_spec* 
     if (!path) return mbs_system_no_memory(sys, __func__);
     if ((rc = mbs_system_add_param_path(sys, path, c->param_adr + k, 1, pu[k]))) return rc;
   }
+  {  // the outputs' gains, instance parameters too
+    double* g = malloc((size_t)s->noutput * sizeof(*g));
+    if (!g) return mbs_system_no_memory(sys, __func__);
+    for (int k = 0; k < s->noutput; k++) g[k] = s->outputs[k].gain;
+    c->gain_adr = mbs_system_add_params(sys, g, s->noutput);
+    free(g);
+    if (c->gain_adr < 0) return c->gain_adr;
+    char* path = mbs_format_string("/controllerset/%s/gains", nm);
+    if (!path) return mbs_system_no_memory(sys, __func__);
+    if ((rc = mbs_system_add_param_path(sys, path, c->gain_adr, s->noutput, "1"))) return rc;
+  }
   if (s->nterm > 0) {
     double* coef = malloc((size_t)s->nterm * sizeof(*coef));
     if (!coef || !(c->tq = malloc(2 * (size_t)s->nterm * sizeof(*c->tq)))) {
@@ -211,6 +223,14 @@ int mbs_controllers_realize_instance(const mbs_system* sys, mbs_state* st) {
     int bad = -1;
     for (int k = 0; k < PD_NPARAM && bad < 0; k++)
       if (!isfinite(p[k]) || (k != PD_REFERENCE && !(p[k] >= 0))) bad = k;
+    for (int k = 0; bad < 0 && k < c->nout; k++)
+      if (!isfinite(st->param[c->gain_adr + k])) {
+        char comp[MBS_ERROR_COMPONENT_LEN];
+        snprintf(comp, sizeof(comp), "controller '%s'", c->name);
+        return mbs_error_set(&st->err, MBS_ERR_PARAMETER, "mbs_realize_instance", __LINE__,
+                             comp, "controller '%s': gain %d = %g is not finite", c->name, k,
+                             st->param[c->gain_adr + k]);
+      }
     for (int k = 0; bad < 0 && k < c->nterm; k++)
       if (!isfinite(st->param[c->coef_adr + k])) {
         char comp[MBS_ERROR_COMPONENT_LEN];
@@ -366,7 +386,7 @@ void mbs_controllers_apply(const mbs_system* sys, mbs_state* st, double* control
         p[PD_SCALE] * (p[PD_KP] * (p[PD_REFERENCE] - q) - p[PD_KD_SCALE] * p[PD_KD] * u);
     for (int k = 0; k < c->nout; k++) {
       const mbs_pd_output* o = &c->out[k];
-      double v = o->offset + o->gain * e;
+      double v = o->offset + st->param[c->gain_adr + k] * e;
       if (v < o->lower) v = o->lower;
       if (v > o->upper) v = o->upper;
       controls[o->control] += v;

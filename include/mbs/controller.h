@@ -25,6 +25,10 @@
 // the start), which the integrators record after every accepted step and which keeps at least
 // four delays of past; every integrator keeps its steps no longer than the shortest delay.
 //
+// The outputs' gains are instance parameters as well, "/controllerset/<name>/gains" (one per
+// output, finite; defaults from the spec), so that a State may set how the controller's effort
+// is shared among its controls (e.g. among muscles, by their moment arms at the State's pose).
+//
 // A combination of coordinates (spec.nterm > 0) is sensed in place of one coordinate:
 //   y = sum_k c_k q_k, y' = sum_k c_k u_k,
 // and y, y' take q's and u's places above (delayed and windowed alike); the coefficients c_k are

@@ -288,6 +288,36 @@ static void test_pd_terms(void) {
   mbs_system_destroy(sys);
 }
 
+// the output's gain set by the State (twice the spec's) acts as doubled kp and kd; a gain that
+// is not finite fails at Instance
+static void test_pd_gains(void) {
+  int c;
+  mbs_system* sys = rotor(&c);
+  const double kp = 20, kd = 1.5, thr = 0.4, th0 = -0.2;
+  EXPECT_EQ_INT(add_pd(sys, "shared", c, kp, kd, thr, 0), 0);
+  EXPECT_OK(mbs_system_finalize(sys));
+  mbs_state* st = mbs_state_create(sys);
+  const mbs_param_info* pi = mbs_system_find_param(sys, "/controllerset/shared/gains");
+  EXPECT_TRUE(pi != NULL && pi->size == 1);
+  if (pi) EXPECT_NEAR(mbs_state_params(st)[pi->index], 1 / F_OPT, 0);
+  EXPECT_OK(mbs_state_set_param(sys, st, "/controllerset/shared/gains", 0, 2 / F_OPT));
+  mbs_state_upd_q(st)[0] = th0;
+  mbs_simulation_options o;
+  mbs_simulation_options_default(&o);
+  o.integ.accuracy = 1e-9;
+  EXPECT_OK(mbs_simulate(sys, st, 1.0, &o, NULL, 0, NULL, NULL, NULL));
+  const double e = fabs(mbs_state_q(st)[0] - oscillator(1.0, 2 * kp, 2 * kd, thr, th0));
+  printf("PD with its gain doubled by the State: |th - closed form| = %.2e rad at 1 s\n", e);
+  EXPECT_TRUE(e < 1e-7);
+  mbs_state* s2 = mbs_state_create(sys);
+  EXPECT_OK(mbs_state_set_param(sys, s2, "/controllerset/shared/gains", 0, INFINITY));
+  EXPECT_TRUE(mbs_realize_instance(sys, s2) != MBS_OK);
+  EXPECT_TRUE(strstr(mbs_state_error(s2)->message, "shared") != NULL);
+  mbs_state_destroy(s2);
+  mbs_state_destroy(st);
+  mbs_system_destroy(sys);
+}
+
 // delay d and window w: the rotor starts at rest at th0 and the controller sees the means over
 // [t - d - w, t - d] (before 0: the start); integrated here by semi-implicit Euler steps of h
 // with the angle and rate kept per step, the means formed as documented
@@ -376,6 +406,7 @@ int main(void) {
   test_pd_no_delay();
   test_pd_terms();
   test_pd_window();
+  test_pd_gains();
   test_pd_scale();
   test_pd_delay(MBS_INTEG_RK_MERSON);
   test_pd_delay(MBS_INTEG_DORMAND_PRINCE);
