@@ -58,6 +58,12 @@ if(NOT CAIRO_FOUND)
   message(FATAL_ERROR "cairo not found (Debian: libcairo2-dev)")
 endif()
 
+# NLopt: static optimization (the posture study's muscle activations at quiet standing)
+pkg_check_modules(NLOPT IMPORTED_TARGET nlopt)
+if(NOT NLOPT_FOUND)
+  message(FATAL_ERROR "NLopt not found (Debian: libnlopt-dev)")
+endif()
+
 find_path(RANDOM123_INCLUDE_DIR Random123/philox.h)
 if(NOT RANDOM123_INCLUDE_DIR)
   message(FATAL_ERROR "Random123 headers not found (Debian: librandom123-dev)")
@@ -65,4 +71,5 @@ endif()
 
 message(STATUS "mbstudy dependencies: MPI ${MPI_C_VERSION}, HDF5 ${HDF5_VERSION} (parallel), "
                "LAPACKE ${LAPACKE_VERSION}, SUNDIALS ${SUNDIALS_VERSION}, "
-               "libxml2 ${LIBXML2_VERSION_STRING}, libfyaml ${FYAML_VERSION}, cairo ${CAIRO_VERSION}")
+               "libxml2 ${LIBXML2_VERSION_STRING}, libfyaml ${FYAML_VERSION}, cairo ${CAIRO_VERSION}, "
+               "NLopt ${NLOPT_VERSION}")

@@ -333,6 +333,7 @@ const char* mbs_posture_mode_name(double v, int long_form, char* buf, size_t n) 
   if (v == 1) return long_form ? "leg and back joints locked" : "locked";
   if (v == 2) return long_form ? "joints free, holding torques and delayed PD feedback"
                                : "feedback";
+  if (v == 3) return long_form ? "joints free, muscles driven by delayed feedback" : "muscles";
   if (long_form) snprintf(buf, n, "joint mode %g", v);
   else snprintf(buf, n, "mode %g", v);
   return buf;

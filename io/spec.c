@@ -1330,13 +1330,18 @@ static int read_posture(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
   p->mode[1] = 1;
   p->nmode = 2;
   if (f[PO_MODE].present) {
-    static const char* const mode_names[] = {"free", "locked", "feedback"};
-    static const double mode_values[] = {0, 1, 2};
+    static const char* const mode_names[] = {"free", "locked", "feedback", "muscles"};
+    static const double mode_values[] = {0, 1, 2, 3};
     double* m = NULL;
     int nm = 0;
     kp_key(sub, kp, "mode");
-    if ((rc = get_levels(c, &f[PO_MODE], sub, 1, 0, mode_names, mode_values, 3, &m, &nm)))
+    if ((rc = get_levels(c, &f[PO_MODE], sub, 1, 0, mode_names, mode_values, 4, &m, &nm)))
       return rc;
+    if (nm > 4) {
+      free(m);
+      return fail(c, MBS_ERR_ARGUMENT, f[PO_MODE].line, sub, "%d modes given: each of free, "
+                  "locked, feedback and muscles at most once", nm);
+    }
     p->nmode = nm;
     for (int k = 0; k < nm; k++) p->mode[k] = (int)m[k];
     free(m);
@@ -1406,10 +1411,18 @@ static int read_posture(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int l
       kp_key(sub2, sub, "remove_muscles");
       if ((rc = get_bool(c, g[4].value, g[4].line, sub2, &p->remove_muscles))) return rc;
     }
+    // the muscles mode keeps them (by default; asked to remove them, it cannot run)
+    int muscles = 0;
+    for (int k = 0; k < p->nmode; k++) muscles = muscles || p->mode[k] == 3;
+    if (muscles && g[4].present && p->remove_muscles)
+      return fail(c, MBS_ERR_ARGUMENT, g[4].line, sub2, "the muscles mode needs the model's "
+                  "muscles: remove_muscles must be false (or left out)");
     if (!s->model_path)
       return fail(c, MBS_ERR_ARGUMENT, f[PO_FEET].line, sub,
                   "only for .osim models (the built-in human has its own feet)");
   }
+  for (int k = 0; k < p->nmode; k++)
+    if (p->mode[k] == 3) p->remove_muscles = 0;
   return MBS_OK;
 }
 

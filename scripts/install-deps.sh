@@ -18,7 +18,7 @@ packages="cmake make gcc pkg-config
   libhdf5-openmpi-dev hdf5-tools
   liblapacke-dev libopenblas-dev
   libsundials-dev
-  libxml2-dev libfyaml-dev librandom123-dev zlib1g-dev
+  libxml2-dev libfyaml-dev librandom123-dev zlib1g-dev libnlopt-dev
   libcairo2-dev"
 
 if [ "${1:-}" = "--tests" ]; then

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+#include <nlopt.h>
+
 #include "mbs/mbs.h"
 
 const char* const mbs_posture_joint_names[] = {
@@ -376,6 +379,284 @@ static int foot_spheres(const mbs_system* sys, mbs_state* st, const unsigned cha
   return MBS_OK;
 }
 
+//---------------------------------- muscles --------------------------------------------------
+
+// the model's muscles, in force order: their force index, control, activation state (or -1: a
+// rigid tendon's activation is its excitation) and path
+typedef struct muscle_set {
+  int n;
+  int *force, *control, *act, *path;
+} muscle_set;
+
+static void muscle_set_free(muscle_set* ms) {
+  free(ms->force);
+  *ms = (muscle_set){0, NULL, NULL, NULL, NULL};
+}
+
+static int muscles_of(const mbs_system* sys, muscle_set* ms) {
+  *ms = (muscle_set){0, NULL, NULL, NULL, NULL};
+  const int nf = mbs_system_nforce(sys), nz = mbs_system_nz(sys);
+  if (!(ms->force = malloc(4 * (size_t)(nf + 1) * sizeof(int)))) return MBS_ERR_NO_MEMORY;
+  ms->control = ms->force + nf + 1;
+  ms->act = ms->control + nf + 1;
+  ms->path = ms->act + nf + 1;
+  for (int f = 0; f < nf; f++) {
+    const int path = mbs_force_path(sys, f);
+    if (path < 0) continue;
+    const int m = ms->n++;
+    ms->force[m] = f;
+    ms->path[m] = path;
+    ms->control[m] = ms->act[m] = -1;
+    for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+      if (mbs_control_force(sys, c) == f) ms->control[m] = c;
+    char want[300], name[300];
+    snprintf(want, sizeof want, "%s/activation", mbs_force_name(sys, f));
+    for (int z = 0; z < nz; z++)
+      if (mbs_system_z_name(sys, z, name, sizeof name) == MBS_OK && !strcmp(name, want))
+        ms->act[m] = z;
+  }
+  return MBS_OK;
+}
+
+// a muscle's instance parameter "/forceset/<muscle>/<name>"
+static double muscle_param(const mbs_system* sys, const mbs_state* st, int force,
+                           const char* name) {
+  char path[320];
+  snprintf(path, sizeof path, "/forceset/%s/%s", mbs_force_name(sys, force), name);
+  const mbs_param_info* pi = mbs_system_find_param(sys, path);
+  return pi ? mbs_state_params(st)[pi->index] : NAN;
+}
+
+// every muscle's excitation and activation a[m] (a rigid tendon's: its excitation), the fibers
+// at their equilibrium for the pose, and the tendon forces F[m] there (F may be NULL)
+static int set_activations(const mbs_system* sys, mbs_state* st, const muscle_set* ms,
+                           const double* a, double* F) {
+  double* ctl = mbs_state_upd_controls(st);
+  for (int m = 0; m < ms->n; m++)
+    if (ms->control[m] >= 0) ctl[ms->control[m]] = a[m];
+  double* z = mbs_state_upd_z(st);
+  for (int m = 0; m < ms->n; m++)
+    if (ms->act[m] >= 0) z[ms->act[m]] = a[m];
+  int rc = mbs_equilibrate_muscles(sys, st);
+  if (rc == MBS_OK && F) rc = mbs_realize_dynamics(sys, st);
+  for (int m = 0; F && m < ms->n && rc == MBS_OK; m++) {
+    mbs_muscle_report r;
+    rc = mbs_get_muscle_report(sys, st, ms->force[m], &r);
+    F[m] = r.tendon_force;
+  }
+  return rc;
+}
+
+// Static optimization at quiet standing (the muscles mode): activations a in [a_min, 1] and
+// reserve torques rho_j at the held joints that minimize sum a^2 + sum (rho_j / 1 N m)^2 (the
+// reserves as OpenSim's static optimization takes them: ideal torques of optimal force 1 N m)
+// with rho_j = tau_j - sum_m R_jm F_m(a_m): tau_j the torque joint j needs beyond the muscles,
+// R the moment arms, F_m(a_m) the muscle's tendon force in equilibrium at activation a_m (all
+// at the standing pose, at rest). NLopt's SLSQP on the activations, rho eliminated; gradients
+// from dF_m/da_m by a forward difference of the equilibrium (each muscle's force depends on its
+// own activation only, so one evaluation gives every muscle's).
+typedef struct static_opt {
+  const mbs_system* sys;
+  mbs_state* st;
+  const muscle_set* ms;
+  int nj;
+  const double* R;    // nj x n, row-major
+  const double* tau;  // nj
+  double *F, *F2, *x2, *res;
+  int rc, nevals;
+} static_opt;
+
+static double so_objective(unsigned n, const double* x, double* grad, void* data) {
+  static_opt* o = data;
+  o->nevals++;
+  if ((o->rc = set_activations(o->sys, o->st, o->ms, x, o->F))) return HUGE_VAL;
+  double f = 0;
+  for (unsigned m = 0; m < n; m++) f += x[m] * x[m];
+  for (int j = 0; j < o->nj; j++) {
+    double r = o->tau[j];
+    for (unsigned m = 0; m < n; m++) r -= o->R[j * (int)n + (int)m] * o->F[m];
+    o->res[j] = r / (MBS_POSTURE_RESERVE * MBS_POSTURE_RESERVE);
+    f += r * r / (MBS_POSTURE_RESERVE * MBS_POSTURE_RESERVE);
+  }
+  if (grad) {
+    const double h = 1e-7;
+    for (unsigned m = 0; m < n; m++) o->x2[m] = x[m] + (x[m] + h <= 1 ? h : -h);
+    if ((o->rc = set_activations(o->sys, o->st, o->ms, o->x2, o->F2))) return HUGE_VAL;
+    for (unsigned m = 0; m < n; m++) {
+      const double dF = (o->F2[m] - o->F[m]) / (o->x2[m] - x[m]);
+      double g = 2 * x[m];
+      for (int j = 0; j < o->nj; j++) g -= 2 * o->res[j] * o->R[j * (int)n + (int)m] * dF;
+      grad[m] = g;
+    }
+  }
+  return f;
+}
+
+// The excitation increments x >= 0 per unit of effort at joint k of sign s: x minimizing
+// sum x^2 + W |A x - s e_k|^2 over the rows of the joints muscles cross (W large: the torque
+// change is s at joint k and none at the others, as far as increments alone can make it), by
+// NLopt's SLSQP with the bounds x >= 0. Only increments: a muscle at its minimum activation
+// cannot relax further, so an effort is met by recruiting the muscles that pull its way
+// (reciprocal activation), each sign with its own set.
+typedef struct alloc_problem {
+  const double* A;
+  int nj, n, k, s;
+  const int* rows;  // muscled
+  double* r;        // nj
+} alloc_problem;
+
+#define MBS_POSTURE_ALLOC_WEIGHT 1e4  // (N m)^-2: A is some N m per unit activation
+
+static double alloc_objective(unsigned n, const double* x, double* grad, void* data) {
+  const alloc_problem* p = data;
+  double f = 0;
+  for (unsigned m = 0; m < n; m++) f += x[m] * x[m];
+  for (int j = 0; j < p->nj; j++) {
+    double r = 0;
+    if (p->rows[j]) {
+      for (unsigned m = 0; m < n; m++) r += p->A[j * (int)n + (int)m] * x[m];
+      r -= j == p->k ? p->s : 0;
+    }
+    p->r[j] = r;
+    f += MBS_POSTURE_ALLOC_WEIGHT * r * r;
+  }
+  if (grad)
+    for (unsigned m = 0; m < n; m++) {
+      double g = 2 * x[m];
+      for (int j = 0; j < p->nj; j++)
+        g += 2 * MBS_POSTURE_ALLOC_WEIGHT * p->r[j] * p->A[j * (int)n + (int)m];
+      grad[m] = g;
+    }
+  return f;
+}
+
+static int increments(const double* A, int nj, int n, int k, int s, const int* rows, double* x,
+                      mbs_error* err) {
+  double* buf = calloc((size_t)(nj + n + 1), sizeof(double));
+  nlopt_opt opt = nlopt_create(NLOPT_LD_SLSQP, (unsigned)n);
+  if (!buf || !opt) {
+    free(buf);
+    nlopt_destroy(opt);
+    return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  }
+  alloc_problem p = {A, nj, n, k, s, rows, buf};
+  double* lo = buf + nj;
+  for (int m = 0; m < n; m++) lo[m] = 0, x[m] = 0;
+  nlopt_set_lower_bounds(opt, lo);
+  nlopt_set_min_objective(opt, alloc_objective, &p);
+  nlopt_set_ftol_rel(opt, 1e-14);
+  nlopt_set_maxeval(opt, 1000);
+  double f;
+  const nlopt_result res = nlopt_optimize(opt, x, &f);
+  nlopt_destroy(opt);
+  free(buf);
+  if (res < 0 && res != NLOPT_ROUNDOFF_LIMITED)
+    return MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: the muscles' excitations for "
+                    "feedback at joint %d could not be found (NLopt SLSQP: %s)", k,
+                    nlopt_result_to_string(res));
+  return MBS_OK;
+}
+
+// The muscles mode's quiet standing, the State at the standing pose with the muscles at rest
+// and tau_rest the joints' holding torques (nj rows: the uindex of each held joint in u_of):
+// activations by static optimization (above), set with the fibers in equilibrium; reserve[j]
+// the torques left to the joints' actuators; gain (2 nj x n, row-major) the excitation
+// increments per unit of joint torque about the standing activations, row 2 j for a positive
+// effort at joint j and 2 j + 1 for a negative one (increments(), with A_jm = R_jm dF_m/da_m),
+// for the joints some muscle crosses (muscled[j] = 1; a joint no muscle crosses keeps its
+// torque actuator's feedback).
+static int muscles_standing(const mbs_system* sys, mbs_state* st, const muscle_set* ms,
+                            int nj, const int* u_of, const double* tau_rest, double* reserve,
+                            double* gain, int* muscled, mbs_error* err) {
+  const int n = ms->n, nu = mbs_system_nu(sys);
+  double* buf = calloc((size_t)(nj * n * 2 + 6 * n + 2 * nj + nu + 4), sizeof(double));
+  if (!buf) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  double *R = buf, *A = R + nj * n, *a = A + nj * n, *lo = a + n, *hi = lo + n, *F = hi + n;
+  double *F2 = F + n, *x2 = F2 + n, *tau = x2 + n, *res = tau + nj, *r_full = res + nj;
+  int rc = MBS_OK;
+  for (int m = 0; m < n && rc == MBS_OK; m++) {
+    const double amin = muscle_param(sys, st, ms->force[m], "minimum_activation");
+    lo[m] = a[m] = isfinite(amin) && amin > 0 ? amin : 0;
+    hi[m] = 1;
+    if ((rc = mbs_calc_path_moment_arms(sys, st, ms->path[m], r_full))) break;
+    for (int j = 0; j < nj; j++) R[j * n + m] = r_full[u_of[j]];
+  }
+  // the torques needed beyond the muscles: the holding torques at rest plus the muscles' own
+  if (rc == MBS_OK) rc = set_activations(sys, st, ms, a, F);
+  for (int j = 0; j < nj && rc == MBS_OK; j++) {
+    tau[j] = tau_rest[j];
+    for (int m = 0; m < n; m++) tau[j] += R[j * n + m] * F[m];
+  }
+  static_opt so = {sys, st, ms, nj, R, tau, F, F2, x2, res, MBS_OK, 0};
+  nlopt_opt opt = NULL;
+  double fbest = NAN;
+  if (rc == MBS_OK) {
+    if (!(opt = nlopt_create(NLOPT_LD_SLSQP, (unsigned)n))) rc = MBS_ERR_NO_MEMORY;
+    else {
+      nlopt_set_lower_bounds(opt, lo);
+      nlopt_set_upper_bounds(opt, hi);
+      nlopt_set_min_objective(opt, so_objective, &so);
+      nlopt_set_ftol_rel(opt, 1e-12);
+      nlopt_set_xtol_abs1(opt, 1e-10);
+      nlopt_set_maxeval(opt, 2000);
+      const nlopt_result res_code = nlopt_optimize(opt, a, &fbest);
+      if (so.rc) rc = so.rc;
+      else if (res_code < 0 && res_code != NLOPT_ROUNDOFF_LIMITED)
+        rc = MBS_FAIL(err, MBS_ERR_ASSEMBLY, "posture", "posture: the static optimization of "
+                      "the muscles' activations at quiet standing failed (NLopt SLSQP: %s)",
+                      nlopt_result_to_string(res_code));
+      nlopt_destroy(opt);
+    }
+  }
+  // the activations set, the reserves from the inverse dynamics there
+  if (rc == MBS_OK) rc = set_activations(sys, st, ms, a, F);
+  double* udot = calloc((size_t)nu + 1, sizeof(double));
+  double* tq = calloc((size_t)nu + 1, sizeof(double));
+  if (rc == MBS_OK && (!udot || !tq)) rc = MBS_ERR_NO_MEMORY;
+  if (rc == MBS_OK) rc = mbs_calc_inverse_dynamics(sys, st, udot, tq);
+  for (int j = 0; j < nj && rc == MBS_OK; j++) reserve[j] = tq[u_of[j]];
+  free(udot);
+  free(tq);
+  // the excitations per unit torque about the standing: dF/da by a central difference (one-sided
+  // at the minimum activation, below which the force does not change)
+  if (rc == MBS_OK) {
+    for (int m = 0; m < n; m++) x2[m] = fmin(a[m] + 1e-6, 1);
+    rc = set_activations(sys, st, ms, x2, F2);
+    for (int m = 0; m < n; m++) x2[m] = fmax(a[m] - 1e-6, lo[m]);
+    if (rc == MBS_OK) rc = set_activations(sys, st, ms, x2, F);
+    for (int m = 0; m < n && rc == MBS_OK; m++) {
+      const double dF = (F2[m] - F[m]) / (fmin(a[m] + 1e-6, 1) - fmax(a[m] - 1e-6, lo[m]));
+      for (int j = 0; j < nj; j++) A[j * n + m] = R[j * n + m] * dF;
+    }
+    if (rc == MBS_OK) rc = set_activations(sys, st, ms, a, NULL);
+  }
+  if (rc == MBS_OK) {
+    // the joints muscles cross: a row of A of any size against the largest
+    double big = 0;
+    for (int k = 0; k < nj * n; k++) big = fmax(big, fabs(A[k]));
+    for (int j = 0; j < nj; j++) {
+      double row = 0;
+      for (int m = 0; m < n; m++) row = fmax(row, fabs(A[j * n + m]));
+      muscled[j] = big > 0 && row > 1e-6 * big;
+    }
+    // for each of those joints and each sign of the effort, the excitation increments
+    for (int j = 0; j < nj && rc == MBS_OK; j++)
+      for (int sgn = 0; sgn < 2 && rc == MBS_OK; sgn++) {
+        double* x = gain + (size_t)(2 * j + sgn) * (size_t)n;
+        for (int m = 0; m < n; m++) x[m] = 0;
+        if (muscled[j]) rc = increments(A, nj, n, j, sgn ? -1 : 1, muscled, x, err);
+      }
+  }
+  if (rc && !err->code) {
+    const mbs_error* se = mbs_state_error(st);
+    if (se->code) *err = *se;
+    else MBS_FAIL(err, rc, "posture", "posture: the muscles at quiet standing: %s",
+                  mbs_status_text(rc));
+  }
+  free(buf);
+  return rc;
+}
+
 //---------------------------------- feedback -------------------------------------------------
 
 static int is_ankle(const char* coordinate) { return strncmp(coordinate, "ankle_", 6) == 0; }
@@ -390,6 +671,22 @@ int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs
     const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(m, k);
     terms[k] = (mbs_pd_term){ci->qindex, ci->uindex, 0};
   }
+  // the muscles mode's outputs: the joint's torque actuator, then two per muscle's excitation,
+  // one for each sign of the effort (cut off below 0; gains set by quiet standing)
+  muscle_set ms;
+  mbs_pd_output* out = NULL;
+  if (muscles_of(sys, &ms) || !(out = malloc((size_t)(2 * ms.n + 1) * sizeof(*out)))) {
+    muscle_set_free(&ms);
+    free(terms);
+    return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  }
+  int nout = 1;
+  for (int m = 0; m < ms.n; m++)
+    if (ms.control[m] >= 0) {
+      out[nout++] = (mbs_pd_output){ms.control[m], 0, 0, 0, INFINITY};
+      out[nout++] = (mbs_pd_output){ms.control[m], 0, 0, 0, INFINITY};
+    }
+  muscle_set_free(&ms);
   int rc = MBS_OK;
   for (int j = 0; mbs_posture_joint_names[j] && rc == MBS_OK; j++) {
     const char* cn = mbs_posture_joint_names[j];
@@ -411,7 +708,8 @@ int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs
       break;
     }
     const mbs_osim_coordinate* ci = mbs_osim_coordinate_info(m, k);
-    const mbs_pd_output out = {control, 1 / fopt, 0, -INFINITY, INFINITY};
+    out[0] = (mbs_pd_output){control, 1 / fopt, 0, -INFINITY, INFINITY};
+    const mbs_pd_output torque = out[0];
     const int sway = is_ankle(cn);
     snprintf(name, sizeof name, "%s_feedback", cn);
     mbs_pd_controller_spec pd = {.name = name,
@@ -422,7 +720,7 @@ int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs
                                  .delay = sway ? MBS_POSTURE_SWAY_DELAY : 0,
                                  .window = sway ? MBS_POSTURE_SWAY_WINDOW : 0,
                                  .noutput = 1,
-                                 .outputs = &out,
+                                 .outputs = &torque,
                                  .scale = 0,  // off until quiet standing
                                  .scale_set = 1,
                                  .nterm = sway ? ncoord : 0,
@@ -437,9 +735,33 @@ int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs
                                     .kp = MBS_POSTURE_INTRINSIC_K,
                                     .kd = MBS_POSTURE_INTRINSIC_B,
                                     .noutput = 1,
-                                    .outputs = &out,
+                                    .outputs = &torque,
                                     .scale = 0,
                                     .scale_set = 1};
+      added = mbs_system_add_pd_controller(sys, &pd);
+    }
+    if (added >= 0 && nout > 1) {
+      // with muscles: the muscles mode's feedback, onto their excitations (and onto the torque
+      // actuator where no muscle crosses the joint: output gains set by quiet standing)
+      out[0].gain = 0;
+      // the feedback mode's law and numbers, without the window (which stands for the
+      // activation dynamics the muscles now have); the feet's joints without feedback
+      // (posture.h)
+      const int foot = !strncmp(cn, "subtalar_", 9) || !strncmp(cn, "mtp_", 4);
+      snprintf(name, sizeof name, "%s_muscles", cn);
+      pd = (mbs_pd_controller_spec){
+          .name = name,
+          .q_index = ci->qindex,
+          .u_index = ci->uindex,
+          .kp = sway ? MBS_POSTURE_SWAY_KP : foot ? 0 : MBS_POSTURE_JOINT_KP,
+          .kd = sway ? MBS_POSTURE_SWAY_KD : foot ? 0 : MBS_POSTURE_JOINT_KD,
+          .delay = sway ? MBS_POSTURE_SWAY_DELAY : 0,
+          .noutput = nout,
+          .outputs = out,
+          .scale = 0,
+          .scale_set = 1,
+          .nterm = sway ? ncoord : 0,
+          .terms = sway ? terms : NULL};
       added = mbs_system_add_pd_controller(sys, &pd);
     }
     if (added < 0) {
@@ -448,6 +770,7 @@ int mbs_posture_add_feedback(mbs_osim_model* m, mbs_system* sys, void* user, mbs
     }
   }
   free(terms);
+  free(out);
   return rc;
 }
 
@@ -719,6 +1042,29 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
     mbs_state_set_time(st, 0);
     r->pelvis_height = mbs_state_q(st)[mbs_osim_coordinate_info(m, pelvis_ty)->qindex];
   }
+  // the muscles at rest (excitation 0, activation at its minimum, fibers in equilibrium), so
+  // that the holding torques include their passive forces
+  muscle_set ms = {0, NULL, NULL, NULL, NULL};
+  if (rc == MBS_OK && muscles_of(sys, &ms))
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+  if (rc == MBS_OK && o->mode == MBS_JOINTS_MUSCLES && ms.n == 0)
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the muscles mode needs a model with "
+                  "muscles (an OpenSim model read with its muscles kept: remove_muscles false)");
+  if (rc == MBS_OK && ms.n > 0) {
+    double* rest = malloc((size_t)ms.n * sizeof(double));
+    if (!rest) rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+    for (int m = 0; rest && m < ms.n; m++) {
+      const double amin = muscle_param(sys, st, ms.force[m], "minimum_activation");
+      rest[m] = isfinite(amin) && amin > 0 ? amin : 0;
+    }
+    if (rest && (rc = set_activations(sys, st, &ms, rest, NULL)) && !err->code)
+      *err = *mbs_state_error(st);
+    if (rest) {  // excitation 0: the activation stays at its minimum
+      for (int m = 0; m < ms.n; m++)
+        if (ms.control[m] >= 0) mbs_state_upd_controls(st)[ms.control[m]] = 0;
+    }
+    free(rest);
+  }
   // holding torques: the generalized forces at zero acceleration (constraints aside)
   const int nu = mbs_system_nu(sys);
   double* udot = calloc((size_t)nu + 1, sizeof(double));
@@ -746,6 +1092,49 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
       for (int c = 0; c < mbs_system_ncontrol(sys); c++)
         if (mbs_control_force(sys, c) == force) ctl[c] = o->mode != MBS_JOINTS_LOCKED ? t : 0;
     }
+    // the muscles mode: the muscles hold the posture, reserves the rest
+    double* gain = NULL;
+    int muscled[MBS_POSTURE_MAX_JOINTS] = {0}, u_of[MBS_POSTURE_MAX_JOINTS];
+    int jrow[MBS_POSTURE_MAX_JOINTS], nrow = 0;
+    if (o->mode == MBS_JOINTS_MUSCLES) {
+      double tau_rest[MBS_POSTURE_MAX_JOINTS], reserve[MBS_POSTURE_MAX_JOINTS];
+      // the torque actuators off: the reserves are what the muscles leave
+      for (int j = 0; j < nj; j++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s_torque", mbs_posture_joint_names[j]);
+        const int force = mbs_force_find(sys, name);
+        for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+          if (mbs_control_force(sys, c) == force) ctl[c] = 0;
+      }
+      for (int j = 0; j < nj; j++)
+        if (idx[j] >= 0) {
+          jrow[nrow] = j;
+          u_of[nrow] = mbs_osim_coordinate_info(m, idx[j])->uindex;
+          tau_rest[nrow++] = r->torque[j];
+        }
+      if (!(gain = calloc((size_t)(2 * ms.n * nrow + 1), sizeof(double))))
+        rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "posture", "posture: out of memory");
+      else
+        rc = muscles_standing(sys, st, &ms, nrow, u_of, tau_rest, reserve, gain, muscled, err);
+      ctl = mbs_state_upd_controls(st);
+      for (int i = 0; i < nrow && rc == MBS_OK; i++) {
+        const int j = jrow[i];
+        r->reserve[j] = reserve[i];
+        char name[128];
+        snprintf(name, sizeof name, "%s_torque", mbs_posture_joint_names[j]);
+        const int force = mbs_force_find(sys, name);
+        for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+          if (mbs_control_force(sys, c) == force) ctl[c] = reserve[i];
+      }
+      double sum = 0;
+      for (int k = 0; k < ms.n && rc == MBS_OK; k++) {
+        const double a = ms.act[k] >= 0 ? mbs_state_z(st)[ms.act[k]]
+                                        : mbs_state_controls(st)[ms.control[k]];
+        sum += a * a;
+        r->activation_max = fmax(r->activation_max, a);
+      }
+      if (ms.n > 0) r->activation_rms = sqrt(sum / ms.n);
+    }
     // feedback about the standing angles, scaled by what each joint carries (off in the free
     // and locked modes)
     int nfeedback = 0, has[MBS_POSTURE_MAX_JOINTS] = {0};
@@ -755,7 +1144,7 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
       if (idx[j] < 0 || mbs_controller_find(sys, name) < 0) continue;
       has[j] = 1;
       nfeedback++;
-      if (o->mode == MBS_JOINTS_FEEDBACK &&
+      if ((o->mode == MBS_JOINTS_FEEDBACK || o->mode == MBS_JOINTS_MUSCLES) &&
           (rc = carried_stiffness(m, st, skip, idx[j], &r->stiffness[j], &r->time_scale[j])) &&
           !err->code)
         *err = *mbs_state_error(st);
@@ -776,24 +1165,59 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
       const char* cn = mbs_posture_joint_names[j];
       const double angle = mbs_state_q(st)[mbs_osim_coordinate_info(m, idx[j])->qindex];
       double reference = angle;
+      // the feedback mode's controllers, or the muscles mode's (through the muscles)
+      const int muscles = o->mode == MBS_JOINTS_MUSCLES;
+      const char* kind = muscles ? "muscles" : "feedback";
       if (is_ankle(cn)) {
         reference = 0;
         char path[256];
-        snprintf(path, sizeof path, "/controllerset/%s_feedback/coefficients", cn);
+        snprintf(path, sizeof path, "/controllerset/%s_%s/coefficients", cn, kind);
         for (int k = 0; k < ncoord && rc == MBS_OK; k++) {
           rc = mbs_state_set_param(sys, st, path, k, coef[k]);
           reference += coef[k] * mbs_state_q(st)[mbs_osim_coordinate_info(m, k)->qindex];
         }
-        if (rc == MBS_OK)
+        // (in the muscles mode the muscles' own)
+        if (rc == MBS_OK && !muscles)
           rc = set_pd(sys, st, cn, "intrinsic", r->stiffness[j], r->time_scale[j], angle);
       }
       if (rc == MBS_OK)
-        rc = set_pd(sys, st, cn, "feedback", r->stiffness[j], r->time_scale[j], reference);
+        rc = set_pd(sys, st, cn, kind, r->stiffness[j], r->time_scale[j], reference);
+      // the muscles mode: the effort onto the excitations (outputs 1..: two per muscle with a
+      // control, in force order, as mbs_posture_add_feedback made them); a joint no muscle
+      // crosses keeps its torque output
+      int row = -1;
+      for (int i = 0; i < nrow; i++)
+        if (jrow[i] == j) row = i;
+      if (rc == MBS_OK && gain && row >= 0) {
+        char path[256];
+        snprintf(path, sizeof path, "/controllerset/%s_muscles/gains", cn);
+        if (!muscled[row]) {
+          char act[160];
+          snprintf(act, sizeof act, "/forceset/%s_torque/optimal_force", cn);
+          const mbs_param_info* pf = mbs_system_find_param(sys, act);
+          const double fopt = pf ? mbs_state_params(st)[pf->index] : 1;
+          rc = mbs_state_set_param(sys, st, path, 0, fopt > 0 ? 1 / fopt : 1);
+        }
+        for (int k = 0, out = 1; muscled[row] && k < ms.n && rc == MBS_OK; k++)
+          if (ms.control[k] >= 0) {
+            rc = mbs_state_set_param(sys, st, path, out++, gain[(2 * row) * ms.n + k]);
+            if (rc == MBS_OK)
+              rc = mbs_state_set_param(sys, st, path, out++, -gain[(2 * row + 1) * ms.n + k]);
+          }
+      }
     }
     free(coef);
-    if (rc == MBS_OK && o->mode == MBS_JOINTS_FEEDBACK && nfeedback == 0)
-      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the feedback mode needs the "
-                    "model read with the feedback controllers (mbs_posture_add_feedback)");
+    free(gain);
+    if (rc == MBS_OK && o->mode == MBS_JOINTS_MUSCLES && ms.n > 0 &&
+        mbs_controller_find(sys, "ankle_angle_r_muscles") < 0)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the muscles mode needs the "
+                    "model read with its muscles and the feedback controllers "
+                    "(mbs_posture_add_feedback)");
+    if (rc == MBS_OK && (o->mode == MBS_JOINTS_FEEDBACK || o->mode == MBS_JOINTS_MUSCLES) &&
+        nfeedback == 0)
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "posture", "posture: the %s mode needs the "
+                    "model read with the feedback controllers (mbs_posture_add_feedback)",
+                    o->mode == MBS_JOINTS_FEEDBACK ? "feedback" : "muscles");
     // the mode: free joints drop their locks
     for (int j = 0; j < nj && rc == MBS_OK; j++) {
       if (idx[j] < 0) continue;
@@ -805,6 +1229,7 @@ static int quiet_standing(const mbs_osim_model* m, mbs_state* st, const mbs_post
   }
   free(udot);
   free(tau);
+  muscle_set_free(&ms);
   // the platform's displacement back for the perturbation
   prm = mbs_state_upd_params(st);
   for (int k = 0; k < 3; k++) {

@@ -14,8 +14,9 @@
 // from inverse dynamics (generalized forces at zero acceleration) into the actuators' controls.
 //
 // The joint modes of the perturbation (the OpenSim paper, §5): free — the locks are disabled and
-// the holding torques act; locked — the back and leg joints stay locked; and feedback — free, with
-// delayed PD feedback about quiet standing added to the holding torques (below).
+// the holding torques act; locked — the back and leg joints stay locked; feedback — free, with
+// delayed PD feedback about quiet standing added to the holding torques (below); and muscles —
+// free, the model's muscles holding the posture and driven by the same feedback (below).
 #ifndef MBS_STUDIES_POSTURE_H_
 #define MBS_STUDIES_POSTURE_H_
 
@@ -36,7 +37,38 @@ typedef enum mbs_joint_mode {
   MBS_JOINTS_FREE = 0,
   MBS_JOINTS_LOCKED = 1,
   MBS_JOINTS_FEEDBACK = 2,
+  MBS_JOINTS_MUSCLES = 3,
 } mbs_joint_mode;
+
+// The muscles mode (a model with muscles, read with mbs_posture_add_feedback): the muscles hold
+// the posture and the same feedback drives them. At quiet standing their activations come from
+// static optimization: activations a in [minimum_activation, 1] and reserve torques rho_j at
+// the held joints minimizing sum a^2 + sum (rho_j / MBS_POSTURE_RESERVE)^2 while the muscles'
+// tendon forces (fibers in equilibrium) and the reserves hold the posture, as OpenSim's
+// StaticOptimization with reserve actuators of optimal force 1 N m does; the excitations equal
+// the activations and the reserves go to the joints' torque actuators. The feedback is the
+// feedback mode's (below), in controllers "<coordinate>_muscles" (kp, kd, delay, window, scale,
+// kd_scale, reference, coefficients, gains as instance parameters, defaults those of the
+// feedback mode), with three differences:
+//  - each controller's effort (a joint torque) drives excitations: an effort e > 0 at joint k
+//    adds e x+ to the excitations, e < 0 adds |e| x-, with x+- >= 0 the increments that change
+//    the muscles' torques sum_m A_jm x_m by +-1 N m at joint k and by nothing at the other held
+//    joints (least squares over the increments, of smallest norm; A_jm = R_jm dF_m/da_m, R the
+//    moment arms, F_m the tendon force in equilibrium): an effort recruits the muscles that pull
+//    its way, since a muscle at its minimum activation cannot relax further. Quiet standing sets
+//    them as the controllers' output gains "/controllerset/<coordinate>_muscles/gains" (output 0
+//    the joint's torque actuator, used only where no muscle crosses the joint; then two per
+//    muscle, for e > 0 and e < 0);
+//  - no window (it stands for the activation dynamics the muscles now have) and no intrinsic
+//    controllers (the muscles' own stiffness and damping act);
+//  - the feet's joints (subtalar and toes) have no feedback (kp = kd = 0): they are held by their
+//    muscles' standing activations, passive forces and the contact. Derivative feedback through
+//    the activation dynamics on the light feet is unstable: on gait2392 standing, a deviation of
+//    1e-5 rad at the toes grows tenfold every ~25 ms into a limit cycle of about 0.01 rad that
+//    rocks the body (docs/posture_study.md).
+// In the other modes the muscles stay at rest: excitation 0, activation at its minimum, their
+// passive forces acting (the holding torques include them).
+#define MBS_POSTURE_RESERVE 1.0  // N m
 
 // Balance by feedback (mode feedback): the holding torques act as in the free mode, and delayed
 // feedback about quiet standing is added through the joints' torque actuators (controllers
@@ -110,6 +142,10 @@ typedef struct mbs_posture_result {
   double stiffness[MBS_POSTURE_MAX_JOINTS];  // G_j, N m/rad, of the joints with feedback
                                              // controllers (0 for others)
   double time_scale[MBS_POSTURE_MAX_JOINTS];  // T_j, s (0 for others)
+  // the muscles mode: the reserve torques left to the joints' actuators (N m), and the root
+  // mean square and largest of the muscles' standing activations
+  double reserve[MBS_POSTURE_MAX_JOINTS];
+  double activation_rms, activation_max;
 } mbs_posture_result;
 
 // The feedback controllers, one per held joint coordinate the model has with an actuator

@@ -171,7 +171,9 @@ enum {
 //                                       # and magnitude also as a range {from: 0, to: 0.2,
 //                                       # step: 0.001} (to included when on a step)
 //     mode: [free, locked]              # free: holding torques; locked: back and legs locked;
-//                                       # feedback: holding torques and delayed PD feedback
+//                                       # feedback: holding torques and delayed PD feedback;
+//                                       # muscles: the model's muscles hold the posture and the
+//                                       # same feedback drives them (an .osim with muscles)
 //     perturbation: {duration: 0.5, profile: smooth_step}   # s; smooth_step | cosine
 //     fall_fraction: 0.75               # fallen when the pelvis is below this fraction of its
 //                                       # standing height
@@ -184,7 +186,8 @@ enum {
 //               dynamic_friction: 0.8, viscous_friction: 0, transition_velocity: 0.05}
 //     feet: {bodies: [calcn_r, calcn_l], toes: [toes_r, toes_l], foot_length: 0.25,
 //            sole: -0.027, remove_muscles: true}   # .osim models only; lengths estimated
-//                                                  # from the model when not given
+//                                                  # from the model when not given; the
+//                                                  # muscles are kept with mode muscles
 // `sampling` may then be left out (its method is grid; a count, if given, must match).
 typedef struct mbs_spec_posture {
   double* knee_flexion;        // deg
@@ -193,7 +196,7 @@ typedef struct mbs_spec_posture {
   int ndirection;
   double* magnitude;           // m
   int nmagnitude;
-  int mode[3];                 // 0 free, 1 locked, 2 feedback
+  int mode[4];                 // 0 free, 1 locked, 2 feedback, 3 muscles
   int nmode;
   double perturbation_duration;  // s
   char* profile;

@@ -20,7 +20,8 @@
 enum { PA_MODE = 0, PA_KNEE, PA_DIRECTION, PA_MAGNITUDE, PA_N };
 static const char* const axis_names[PA_N] = {"posture/mode", "posture/knee_flexion",
                                              "posture/direction", "posture/magnitude"};
-static const char* const axis_units[PA_N] = {"1 (0 free, 1 locked)", "deg", "deg", "m"};
+static const char* const axis_units[PA_N] = {"1 (0 free, 1 locked, 2 feedback, 3 muscles)",
+                                             "deg", "deg", "m"};
 enum {
   PS_T = 0, PS_SI, PS_HIP, PS_ANKLE, PS_PELVIS, PS_RESIDUAL,
   PS_TORQUE,  // the holding torques of PS_NTORQUE coordinates (torque_joints)
@@ -59,8 +60,9 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   const mbs_study_spec* sp = P->spec;
   const mbs_spec_posture* po = ((posture_driver*)d->self)->po;
   mbs_osim_options o = {.external_loads = sp->external_loads};
-  int feedback = 0;  // the feedback controllers, only where the feedback mode is run
-  for (int k = 0; k < po->nmode; k++) feedback = feedback || po->mode[k] == MBS_JOINTS_FEEDBACK;
+  int feedback = 0;  // the feedback controllers, only where a feedback mode is run
+  for (int k = 0; k < po->nmode; k++)
+    feedback = feedback || po->mode[k] == MBS_JOINTS_FEEDBACK || po->mode[k] == MBS_JOINTS_MUSCLES;
   if (feedback) o.extend = mbs_posture_add_feedback;
   const mbs_osim_options adapt_o = {.extend = o.extend};
   mbs_error e;
@@ -127,7 +129,7 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
 
 static int posture_axes(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   const mbs_spec_posture* po = ((posture_driver*)d->self)->po;
-  const double modes[3] = {po->mode[0], po->mode[1], po->mode[2]};
+  const double modes[4] = {po->mode[0], po->mode[1], po->mode[2], po->mode[3]};
   const double* src[PA_N] = {modes, po->knee_flexion, po->direction, po->magnitude};
   const int n[PA_N] = {po->nmode, po->nknee, po->ndirection, po->nmagnitude};
   for (int a = 0; a < PA_N; a++) {
@@ -231,7 +233,10 @@ static int posture_prepare(const mbs_driver* d, mbs_sample* r) {
   mbs_posture_options_default(&o);
   o.knee_flexion = knee * deg;
   o.trunk_lean = (po->trunk_lean + po->trunk_lean_ratio * knee) * deg;
-  o.mode = mode > 1.5 ? MBS_JOINTS_FEEDBACK : mode > 0.5 ? MBS_JOINTS_LOCKED : MBS_JOINTS_FREE;
+  o.mode = mode > 2.5   ? MBS_JOINTS_MUSCLES
+           : mode > 1.5 ? MBS_JOINTS_FEEDBACK
+           : mode > 0.5 ? MBS_JOINTS_LOCKED
+                        : MBS_JOINTS_FREE;
   o.com_ahead = po->com_ahead;
   o.accuracy = P->spec->accuracy;
   mbs_posture_result pr;

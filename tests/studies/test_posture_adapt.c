@@ -381,6 +381,256 @@ static void test_knee_convention(const char* data) {
   mbs_osim_free(m);
 }
 
+//---------------------------------- the muscles mode ------------------------------------------
+
+typedef struct muscle_ref {
+  int n;
+  int force[128], path[128], act[128], control[128];
+  double amin[128];
+} muscle_ref;
+
+static void find_muscles(const mbs_system* sys, const mbs_state* st, muscle_ref* M) {
+  M->n = 0;
+  for (int f = 0; f < mbs_system_nforce(sys) && M->n < 128; f++) {
+    if (strcmp(mbs_force_kind(sys, f), "muscle") != 0) continue;
+    const int k = M->n++;
+    M->force[k] = f;
+    M->path[k] = mbs_force_path(sys, f);
+    M->act[k] = M->control[k] = -1;
+    char want[300], name[300];
+    snprintf(want, sizeof want, "%s/activation", mbs_force_name(sys, f));
+    for (int z = 0; z < mbs_system_nz(sys); z++)
+      if (mbs_system_z_name(sys, z, name, sizeof name) == MBS_OK && !strcmp(name, want))
+        M->act[k] = z;
+    for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+      if (mbs_control_force(sys, c) == f) M->control[k] = c;
+    snprintf(want, sizeof want, "/forceset/%s/minimum_activation", mbs_force_name(sys, f));
+    const mbs_param_info* pi = mbs_system_find_param(sys, want);
+    M->amin[k] = pi ? mbs_state_params(st)[pi->index] : 0;
+  }
+}
+
+// every muscle's tendon force in equilibrium at the State's pose with activations a
+static void tendon_forces(const mbs_system* sys, mbs_state* st, const muscle_ref* M,
+                          const double* a, double* F) {
+  for (int k = 0; k < M->n; k++) {
+    if (M->act[k] >= 0) mbs_state_upd_z(st)[M->act[k]] = a[k];
+    if (M->control[k] >= 0) mbs_state_upd_controls(st)[M->control[k]] = a[k];
+  }
+  EXPECT_OK(mbs_equilibrate_muscles(sys, st));
+  EXPECT_OK(mbs_realize_dynamics(sys, st));
+  for (int k = 0; k < M->n; k++) {
+    mbs_muscle_report r;
+    EXPECT_OK(mbs_get_muscle_report(sys, st, M->force[k], &r));
+    F[k] = r.tendon_force;
+  }
+}
+
+// The muscles mode on gait2392 with its muscles kept, at 15 degrees of knee flexion. Quiet
+// standing's static optimization against its optimality conditions, with what the test finds
+// itself: moment arms R_jm = -dL_m/dq_j by central differences of the path lengths, dF_m/da_m by
+// central differences of the tendon forces in equilibrium, the reserves rho_j as the inverse
+// dynamics' torques with the torque actuators off. Stationarity of sum a^2 + sum rho^2 (rho in
+// units of 1 N m) within the bounds: an activation inside them equals
+// s_m = sum_j rho_j R_jm dF_m/da_m, one at its minimum has s_m at most that minimum. The
+// reserves are small beside the holding torques. The feedback's allocation: per joint and sign
+// of the effort, the excitation increments (the controller's output gains) are >= 0 and change
+// the muscles' torques, sum_m R_jm dF_m/da_m x_m, by +-1 N m at that joint and by nothing at the
+// others. Unperturbed, the body stands 2 s within 5 mrad of quiet standing; with the platform
+// moved 2 cm back it stands 3 s, and with the feedback off it falls.
+static void test_muscles_mode(const char* data) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/gait2392_thelen2003muscle.osim", data);
+  mbs_posture_adapt_options o;
+  default_options(&o);
+  o.remove_muscles = 0;
+  mbs_osim_options oo = {0};
+  oo.extend = mbs_posture_add_feedback;
+  o.osim = &oo;
+  mbs_error err;
+  mbs_osim_model* m = mbs_posture_adapt_read(path, &o, &err);
+  EXPECT_TRUE(m != NULL);
+  if (!m) {
+    printf("muscles mode: %s\n", err.message);
+    return;
+  }
+  const mbs_system* sys = mbs_osim_system(m);
+  mbs_state* st = mbs_state_create(sys);
+  mbs_posture_options po;
+  mbs_posture_options_default(&po);
+  po.knee_flexion = 15 * deg;
+  po.mode = MBS_JOINTS_MUSCLES;
+  mbs_posture_result r;
+  int rc = mbs_posture_quiet_standing(m, st, &po, &r, &err);
+  EXPECT_OK(rc);
+  if (rc) {
+    printf("muscles mode: %s\n", err.message);
+    mbs_state_destroy(st);
+    mbs_osim_free(m);
+    return;
+  }
+  static muscle_ref M;
+  find_muscles(sys, st, &M);
+  EXPECT_EQ_INT(M.n, 92);
+  int nj = 0, qi[MBS_POSTURE_MAX_JOINTS], ui[MBS_POSTURE_MAX_JOINTS], jn[MBS_POSTURE_MAX_JOINTS];
+  for (int j = 0; mbs_posture_joint_names[j]; j++) {
+    const int c = mbs_osim_find_coordinate(m, mbs_posture_joint_names[j]);
+    if (c < 0) continue;
+    qi[nj] = mbs_osim_coordinate_info(m, c)->qindex;
+    ui[nj] = mbs_osim_coordinate_info(m, c)->uindex;
+    jn[nj++] = j;
+  }
+  mbs_state* w = mbs_state_create(sys);
+  static double R[MBS_POSTURE_MAX_JOINTS][128], dF[128], a[128], Fp[128], Fm[128], ap[128],
+      am[128];
+  // moment arms
+  const double h = 1e-6;
+  for (int j = 0; j < nj; j++) {
+    EXPECT_OK(mbs_state_copy(sys, w, st));
+    const double q0 = mbs_state_q(w)[qi[j]];
+    for (int k = 0; k < M.n; k++) {
+      double Lp, Lm;
+      mbs_state_upd_q(w)[qi[j]] = q0 + h;
+      EXPECT_OK(mbs_realize_position(sys, w));
+      EXPECT_OK(mbs_calc_path_length(sys, w, M.path[k], &Lp, NULL));
+      mbs_state_upd_q(w)[qi[j]] = q0 - h;
+      EXPECT_OK(mbs_realize_position(sys, w));
+      EXPECT_OK(mbs_calc_path_length(sys, w, M.path[k], &Lm, NULL));
+      R[j][k] = -(Lp - Lm) / (2 * h);
+    }
+  }
+  // dF/da (one-sided at the minimum)
+  for (int k = 0; k < M.n; k++) {
+    a[k] = M.act[k] >= 0 ? mbs_state_z(st)[M.act[k]] : mbs_state_controls(st)[M.control[k]];
+    ap[k] = a[k] + 1e-5;
+    am[k] = fmax(a[k] - 1e-5, M.amin[k]);
+  }
+  EXPECT_OK(mbs_state_copy(sys, w, st));
+  tendon_forces(sys, w, &M, ap, Fp);
+  tendon_forces(sys, w, &M, am, Fm);
+  for (int k = 0; k < M.n; k++) dF[k] = (Fp[k] - Fm[k]) / (ap[k] - am[k]);
+  // the reserves: the inverse dynamics with the torque actuators off
+  EXPECT_OK(mbs_state_copy(sys, w, st));
+  for (int j = 0; j < nj; j++) {
+    char name[160];
+    snprintf(name, sizeof name, "%s_torque", mbs_posture_joint_names[jn[j]]);
+    const int f = mbs_force_find(sys, name);
+    for (int c = 0; c < mbs_system_ncontrol(sys); c++)
+      if (mbs_control_force(sys, c) == f) mbs_state_upd_controls(w)[c] = 0;
+  }
+  const int nu = mbs_system_nu(sys);
+  double* udot = calloc((size_t)nu, sizeof(double));
+  double* tau = calloc((size_t)nu, sizeof(double));
+  EXPECT_OK(mbs_realize_dynamics(sys, w));
+  EXPECT_OK(mbs_calc_inverse_dynamics(sys, w, udot, tau));
+  double rho[MBS_POSTURE_MAX_JOINTS], worst_reserve = 0, largest_torque = 0;
+  for (int j = 0; j < nj; j++) {
+    rho[j] = tau[ui[j]];
+    EXPECT_NEAR(rho[j], r.reserve[jn[j]], 1e-6 + 1e-6 * fabs(rho[j]));
+    worst_reserve = fmax(worst_reserve, fabs(rho[j]));
+    largest_torque = fmax(largest_torque, fabs(r.torque[jn[j]]));
+  }
+  free(udot);
+  free(tau);
+  printf("muscles mode, knee 15 deg: activations rms %.3f, largest %.3f; largest reserve %.4f N m "
+         "(largest holding torque %.1f N m)\n", r.activation_rms, r.activation_max,
+         worst_reserve, largest_torque);
+  EXPECT_TRUE(worst_reserve < 0.01 * largest_torque);
+  // stationarity
+  double worst_interior = 0, worst_bound = -INFINITY;
+  int interior = 0;
+  for (int k = 0; k < M.n; k++) {
+    double s = 0;
+    for (int j = 0; j < nj; j++) s += rho[j] * R[j][k] * dF[k];
+    if (a[k] > M.amin[k] + 1e-4 && a[k] < 1 - 1e-4) {
+      interior++;
+      worst_interior = fmax(worst_interior, fabs(a[k] - s) / fmax(a[k], 0.01));
+    } else if (a[k] <= M.amin[k] + 1e-4) {
+      worst_bound = fmax(worst_bound, s - M.amin[k]);
+    }
+  }
+  printf("  static optimization: %d activations inside their bounds, |a - s| / a at most %.2e; "
+         "at the minimum s - a_min at most %.2e\n", interior, worst_interior, worst_bound);
+  EXPECT_TRUE(interior > 10);
+  EXPECT_TRUE(worst_interior < 0.02);
+  EXPECT_TRUE(worst_bound < 1e-3);
+  // the allocation of each joint's effort
+  double worst_alloc = 0, most_negative = 0;
+  int checked = 0;
+  for (int j = 0; j < nj; j++) {
+    char name[200];
+    snprintf(name, sizeof name, "/controllerset/%s_muscles/gains", mbs_posture_joint_names[jn[j]]);
+    const mbs_param_info* pi = mbs_system_find_param(sys, name);
+    EXPECT_TRUE(pi != NULL);
+    if (!pi) continue;
+    const double* g = mbs_state_params(st) + pi->index;
+    EXPECT_EQ_INT(pi->size, 1 + 2 * M.n);
+    EXPECT_NEAR(g[0], 0, 0);  // every joint is crossed by muscles: no torque feedback
+    for (int sgn = 0; sgn < 2; sgn++) {
+      for (int i = 0; i < nj; i++) {
+        double t = 0;
+        for (int k = 0; k < M.n; k++) {
+          const double x = sgn ? -g[2 + 2 * k] : g[1 + 2 * k];
+          most_negative = fmin(most_negative, x);
+          t += R[i][k] * dF[k] * x;
+        }
+        const double want = i == j ? (sgn ? -1 : 1) : 0;
+        worst_alloc = fmax(worst_alloc, fabs(t - want));
+      }
+      checked++;
+    }
+  }
+  printf("  feedback allocation: %d joint efforts, torque per unit effort off by at most %.2e N m "
+         "at any joint, smallest increment %.2e\n", checked, worst_alloc, most_negative);
+  EXPECT_EQ_INT(checked, 2 * nj);
+  EXPECT_TRUE(worst_alloc < 0.02);
+  EXPECT_TRUE(most_negative >= 0);
+  // standing unperturbed; the platform moved 2 cm back, with the feedback and without it
+  mbs_simulation_options so;
+  mbs_simulation_options_default(&so);
+  so.integrator = MBS_INTEG_ROS34PW2;
+  so.integ.accuracy = 1e-3;
+  so.report_interval = 0;
+  const int ty = mbs_osim_find_coordinate(m, "pelvis_ty");
+  for (int run = 0; run < 3; run++) {
+    char name_buf[200];
+    EXPECT_OK(mbs_state_copy(sys, w, st));
+    if (run > 0)
+      EXPECT_OK(mbs_state_set_param(sys, w, "/functions/platform_tx/prescribed/scale", 0, -0.02));
+    for (int j = 0; run == 2 && j < nj; j++) {
+      snprintf(name_buf, sizeof name_buf, "/controllerset/%s_muscles/scale",
+               mbs_posture_joint_names[jn[j]]);
+      EXPECT_OK(mbs_state_set_param(sys, w, name_buf, 0, 0));
+    }
+    mbs_posture_fall f = {mbs_osim_coordinate_info(m, ty)->qindex, 0, NAN};
+    f.level = 0.75 * mbs_state_q(w)[f.qindex];
+    mbs_event ev = mbs_posture_fall_event(&f);
+    double drift = 0;
+    const double duration = run == 0 ? 2 : 3;
+    for (int s = 1; 0.25 * s <= duration && isnan(f.time); s++) {
+      rc = mbs_simulate(sys, w, 0.25 * s, &so, &ev, 1, NULL, NULL, NULL);
+      EXPECT_OK(rc);
+      if (rc) {
+        printf("  %s\n", mbs_state_error(w)->message);
+        break;
+      }
+      for (int j = 0; j < nj; j++)
+        drift = fmax(drift, fabs(mbs_state_q(w)[qi[j]] - mbs_state_q(st)[qi[j]]));
+    }
+    static const char* const what[3] = {"unperturbed", "platform 2 cm back",
+                                         "platform 2 cm back, feedback off"};
+    printf("  %s, %.0f s: ", what[run], duration);
+    if (isnan(f.time)) printf("stands, joints at most %.2e rad from quiet standing\n", drift);
+    else printf("falls at %.2f s\n", f.time);
+    if (run < 2) EXPECT_TRUE(isnan(f.time));
+    if (run == 0) EXPECT_TRUE(drift < 5e-3);
+    if (run == 2) EXPECT_TRUE(f.time < duration);
+  }
+  mbs_state_destroy(w);
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+}
+
 int main(int argc, char** argv) {
   const char* data = NULL;
   for (int i = 1; i + 1 < argc; i++)
@@ -402,6 +652,7 @@ int main(int argc, char** argv) {
     test_model(data, "gait2392_thelen2003muscle", quick);
     test_model(data, "gait2354_simbody", quick);
     test_knee_convention(data);
+    if (!quick) test_muscles_mode(data);
   }
   return mbs_test_finish(data ? "test_posture_adapt (published models)" : "test_posture_adapt");
 }
