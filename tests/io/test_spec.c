@@ -662,6 +662,18 @@ static void test_posture(void) {
     EXPECT_EQ_INT((int)s->count, 8);
     mbs_spec_free(s);
   }
+  // the muscles mode keeps the model's muscles
+  const char* muscles =
+      "model: m.osim\nsimulation: {duration: 2}\n"
+      "posture: {knee_flexion: [15], magnitude: [0.1], mode: [feedback, muscles]}\n"
+      "output: r.h5\n";
+  EXPECT_OK(mbs_spec_parse(muscles, "study.yaml", &s, &err));
+  if (s) {
+    EXPECT_EQ_INT(s->posture->nmode, 2);
+    EXPECT_EQ_INT(s->posture->mode[1], 3);
+    EXPECT_EQ_INT(s->posture->remove_muscles, 0);
+    mbs_spec_free(s);
+  }
   // ranges: 0 .. 0.2 by 0.001 is 201 magnitudes, 0.2 included; 1 .. 45 by 10 stops at 41;
   // directions in degrees
   const char* ranges =
@@ -736,7 +748,13 @@ static void test_posture(void) {
        MBS_ERR_PARSE, 6, "posture.mode: expected a non-empty list"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  mode: [free, rigid]\noutput: r.h5\n",
-       MBS_ERR_ARGUMENT, 6, "posture.mode[1]: unknown value 'rigid' (free, locked, feedback)"},
+       MBS_ERR_ARGUMENT, 6,
+       "posture.mode[1]: unknown value 'rigid' (free, locked, feedback, muscles)"},
+      {"model: m.osim\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
+       "  magnitude: [0.1]\n  mode: [free, muscles]\n  feet: {remove_muscles: true}\n"
+       "output: r.h5\n",
+       MBS_ERR_ARGUMENT, 7, "posture.feet.remove_muscles: the muscles mode needs the model's "
+       "muscles"},
       {"model: human\nsimulation: {duration: 2}\nposture:\n  knee_flexion: [15]\n"
        "  magnitude: [0.1]\n  perturbation: {profile: ramp}\noutput: r.h5\n",
        MBS_ERR_ARGUMENT, 6, "posture.perturbation.profile: unknown profile 'ramp'"},

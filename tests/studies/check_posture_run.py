@@ -16,9 +16,10 @@ Checks, against the simulation's own records:
   - locked joints: the stable magnitudes form an interval from 0, and the stability index does
     not increase with the magnitude (within 0.02: a fall about 2 s after a larger push can come
     a little later, the first half of the platform's motion tilting the body the other way);
-  - feedback (delayed ankle feedback of the body's sway, studies/posture.h): unperturbed the
-    model stands, it stands after the grid's smallest push (where the free model falls), its
-    stable magnitudes form an interval from 0, and the largest push topples it;
+  - feedback and muscles (delayed ankle feedback of the body's sway through torques or through
+    the muscles, studies/posture.h): unperturbed the model stands, it stands after the grid's
+    smallest push (where the free model falls), its stable magnitudes form an interval from 0,
+    and the largest push topples it;
   - friction carries the bodies that stand along with the platform;
   - fall detection: a fall is reported only when the pelvis really dropped (the pelvis height at
     the last frame before T is above the fall level and the motion ends at T), and every sample
@@ -69,7 +70,7 @@ def main():
     grid_T = g["time_to_fall"][:]
     placed = True
     for s in range(len(T)):
-        i = modes.index(["free", "locked", "feedback"][int(round(P[s, col["mode"]]))])
+        i = modes.index(["free", "locked", "feedback", "muscles"][int(round(P[s, col["mode"]]))])
         j = [int(np.argmin(abs(axes[k] - P[s, col[c]])))
              for k, c in enumerate(("knee_flexion", "direction", "magnitude"))]
         placed &= grid_T[i, j[0], j[1], j[2]] == T[s]
@@ -95,11 +96,13 @@ def main():
     check(bool(np.all(tq["ankle_angle_r"] < 0)), "ankles hold with plantarflexion (%s N m)" %
           np.round(np.unique(np.round(tq["ankle_angle_r"], 3)), 2))
     mags = axes[2]
-    L, F = modes.index("locked"), modes.index("free")
+    L = modes.index("locked")
     check(np.all(grid_T[L, :, :, 0] == D), "locked, unperturbed: stands for all %g s" % D)
-    t0, t1 = grid_T[F, :, :, 0], grid_T[F, :, :, 1]
-    check(np.all(t0 > t1 + 0.1), "free: unperturbed T %s s > T at %g cm %s s + 0.1" % (
-        np.round(t0.ravel(), 3), 100 * mags[1], np.round(t1.ravel(), 3)))
+    if "free" in modes:
+        F = modes.index("free")
+        t0, t1 = grid_T[F, :, :, 0], grid_T[F, :, :, 1]
+        check(np.all(t0 > t1 + 0.1), "free: unperturbed T %s s > T at %g cm %s s + 0.1" % (
+            np.round(t0.ravel(), 3), 100 * mags[1], np.round(t1.ravel(), 3)))
     si = g["stability_index"][:]
     up = grid_T[L] >= D
     check(bool(np.all(up[:, :, 1:] <= up[:, :, :-1])), "locked: once a magnitude topples the "
@@ -110,17 +113,18 @@ def main():
           "of the motion tilts the body the other way)" % inc)
     check(np.all(grid_T[L, :, :, -1] < D), "locked: %g cm topples the model (T %s s)" % (
         100 * mags[-1], np.round(grid_T[L, :, :, -1].ravel(), 3)))
-    if "feedback" in modes:  # joints free, balanced by delayed feedback
-        B = modes.index("feedback")
-        check(np.all(grid_T[B, :, :, 0] == D), "feedback, unperturbed: stands for all %g s "
-              "(free: %s s)" % (D, np.round(grid_T[F, :, 0, 0], 3)))
+    for mode in ("feedback", "muscles"):  # joints free, balanced by delayed feedback
+        if mode not in modes:
+            continue
+        B = modes.index(mode)
+        check(np.all(grid_T[B, :, :, 0] == D), "%s, unperturbed: stands for all %g s" % (mode, D))
         up = grid_T[B] >= D
-        check(bool(np.all(up[:, :, 1:] <= up[:, :, :-1])), "feedback: the stable range is an "
-              "interval from 0")
-        check(bool(np.all(up[:, :, 1])), "feedback: stands after %g cm, where the free model "
-              "falls" % (100 * mags[1]))
-        check(np.all(grid_T[B, :, :, -1] < D), "feedback: %g cm topples the model (T %s s)" % (
-            100 * mags[-1], np.round(grid_T[B, :, :, -1].ravel(), 3)))
+        check(bool(np.all(up[:, :, 1:] <= up[:, :, :-1])), "%s: the stable range is an "
+              "interval from 0" % mode)
+        check(bool(np.all(up[:, :, 1])), "%s: stands after %g cm (the free model falls)" % (
+            mode, 100 * mags[1]))
+        check(np.all(grid_T[B, :, :, -1] < D), "%s: %g cm topples the model (T %s s)" % (
+            mode, 100 * mags[-1], np.round(grid_T[B, :, :, -1].ravel(), 3)))
     # fall detection against the pelvis trajectory
     qn = [n.decode() for n in f["trajectories/q_components"][:]]
     y = f["trajectories/q"][:, :, qn.index("pelvis_ty")]
