@@ -23,7 +23,7 @@ static struct mbs_rosw* rosw_create(const mbs_system* sys);
 // ros34pw2's error estimate is of its embedded second-order solution while it advances with the
 // third: scaled by 10 so that alpha gives it the global accuracy it gives Merson (energy within
 // 10 alpha |E| on the tests' pendulums and chains)
-#define ROSW_ERROR_SCALE 10.0
+static const double rosw_error_scale = 10.0;
 
 static const char* const integ_names[MBS_INTEG_COUNT] = {
     "rk_merson", "dormand_prince", "cvode_bdf", "euler", "rk4", "semi_explicit_euler", "verlet",
@@ -93,7 +93,7 @@ mbs_integrator* mbs_integrator_create(const mbs_system* sys, mbs_integrator_type
   in->ylow = p;
   p += ny;
   in->dense = p;  // 5 ny
-  in->jac_age = -1;
+  in->jac_formed = 0;
   if (type == MBS_INTEG_ROS34PW2 && !(in->ros = rosw_create(sys))) {
     mbs_integrator_destroy(in);
     return NULL;
@@ -233,7 +233,7 @@ int mbs_integrator_initialize(mbs_integrator* in, const mbs_system* sys, mbs_sta
   memcpy(in->f0, in->f1, (size_t)in->ny * sizeof(double));
   in->initialized = 1;
   in->dense_valid = 0;
-  in->jac_age = -1;
+  in->jac_formed = 0;
   if ((rc = mbs_controllers_record(sys, st))) return rc;  // where delayed signals start
   if (in->type == MBS_INTEG_CVODE_BDF) return mbs_cvode_initialize(in, sys, st);
   if (mbs_integrator_is_error_controlled(in->type)) {
@@ -482,7 +482,7 @@ static void kkt_fill(const struct mbs_rosw* r, double* K, const double* B) {
 static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
   struct mbs_rosw* r = in->ros;
   if (r->nm == 0) {  // J is dq'/du = I alone: nothing to form
-    in->jac_age = 0;
+    in->jac_formed = 1;
     return MBS_OK;
   }
   // the State is usually there already, realized (the end of the accepted step)
@@ -526,7 +526,7 @@ static int rosw_form(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
   if (nk > 0 && LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nk, nk, r->K0, nk, r->piv0) != 0)
     return MBS_ERR_SINGULAR;
   r->h_factored = -1;
-  in->jac_age = 0;
+  in->jac_formed = 1;
   return MBS_OK;
 }
 
@@ -672,7 +672,7 @@ static int step_ros34pw2(mbs_integrator* in, const mbs_system* sys, mbs_state* s
   static const double bhat[4] = {3.7810903145819369e-01, -9.6042292212423178e-02,
                                  5.0000000000000000e-01, 2.1793326075422950e-01};
   int rc;
-  if (in->jac_age < 0 && (rc = rosw_form(in, sys, st))) return rc;
+  if (!in->jac_formed && (rc = rosw_form(in, sys, st))) return rc;
   const double hg = h * gamma;
   if ((rc = rosw_factor(in, h, hg)))
     return MBS_FAIL(&st->err, rc, mbs_system_name(sys), "%s: the iteration matrix is singular "
@@ -709,7 +709,7 @@ static int step_ros34pw2(mbs_integrator* in, const mbs_system* sys, mbs_state* s
       e += (b[s] - bhat[s]) * in->k[s][i];
     }
     ynew[i] = yi;
-    err[i] = ROSW_ERROR_SCALE * e;
+    err[i] = rosw_error_scale * e;
   }
   return MBS_OK;
 }
@@ -867,7 +867,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         in->t1 = t + h;
         in->stats.steps++;
         // ros34pw2 linearizes anew at the start of each step (kept through rejected tries)
-        if (in->type == MBS_INTEG_ROS34PW2) in->jac_age = -1;
+        if (in->type == MBS_INTEG_ROS34PW2) in->jac_formed = 0;
         if ((rc = mbs_controllers_record(sys, st))) return rc;
         if (controlled) {
           const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
@@ -915,7 +915,7 @@ int mbs_integ_restep(const mbs_integrator* in, mbs_integrator* shadow, const mbs
     case MBS_INTEG_EXPLICIT_EULER: rc = step_euler(shadow, h, y); break;
     case MBS_INTEG_RK4: rc = step_rk4(shadow, sys, st, h, y); break;
     case MBS_INTEG_ROS34PW2:
-      shadow->jac_age = -1;  // formed at the step's start
+      shadow->jac_formed = 0;  // formed at the step's start
       rc = step_ros34pw2(shadow, sys, st, h, y, shadow->yerr);
       break;
     case MBS_INTEG_SEMI_EXPLICIT_EULER:

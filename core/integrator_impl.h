@@ -23,7 +23,7 @@ struct mbs_integrator {
   double* k[7];           // Runge-Kutta stages
   double* dense;          // Dormand-Prince continuous extension (5 x ny)
   struct mbs_rosw* ros;   // ros34pw2: the linearized muscles and the iteration matrix
-  int jac_age;            // ros34pw2: accepted steps since they were formed; -1: not formed
+  int jac_formed;         // ros34pw2: its Jacobian is formed for the present step
   int dense_valid;
   double* mem;
   mbs_integrator_stats stats;
