@@ -62,10 +62,10 @@ typedef enum mbs_joint_mode {
 //  - no window (it stands for the activation dynamics the muscles now have) and no intrinsic
 //    controllers (the muscles' own stiffness and damping act);
 //  - the feet's joints (subtalar and toes) have no feedback (kp = kd = 0): they are held by their
-//    muscles' standing activations, passive forces and the contact. Derivative feedback through
-//    the activation dynamics on the light feet is unstable: on gait2392 standing, a deviation of
-//    1e-5 rad at the toes grows tenfold every ~25 ms into a limit cycle of about 0.01 rad that
-//    rocks the body (docs/posture_study.md).
+//    muscles' standing activations, passive forces and the contact. Subtalar feedback through
+//    the muscles unsettles quiet standing: on gait2392 with the feedback mode's kd the toes rock
+//    by 80 mrad within 1 s of unperturbed standing, against 3 mrad without
+//    (docs/posture_study.md).
 // In the other modes the muscles stay at rest: excitation 0, activation at its minimum, their
 // passive forces acting (the holding torques include them).
 #define MBS_POSTURE_RESERVE 1.0  // N m
