@@ -2,8 +2,9 @@
 // constant-width pennation model, activation dynamics, fiber dynamics (the fiber velocity
 // from the fiber-tendon equilibrium, O-1..O-4 of the OpenSim paper) and the equilibrium
 // initialization. Follows OpenSim's Thelen2003Muscle, Millard2012EquilibriumMuscle,
-// DeGrooteFregly2016Muscle, RigidTendonMuscle, Schutte1993Muscle_Deprecated and
-// Delp1990Muscle_Deprecated; the differences are noted where they occur.
+// DeGrooteFregly2016Muscle, RigidTendonMuscle, Schutte1993Muscle_Deprecated,
+// Delp1990Muscle_Deprecated and Thelen2003Muscle_Deprecated; the differences are noted where
+// they occur.
 #include "mbs/muscle.h"
 
 #include <float.h>
@@ -22,6 +23,7 @@ const char* mbs_muscle_kind_name(mbs_muscle_kind kind) {
     case MBS_MUSCLE_RIGID_TENDON: return "RigidTendonMuscle";
     case MBS_MUSCLE_SCHUTTE1993: return "Schutte1993Muscle_Deprecated";
     case MBS_MUSCLE_DELP1990: return "Delp1990Muscle_Deprecated";
+    case MBS_MUSCLE_THELEN2003_DEPRECATED: return "Thelen2003Muscle_Deprecated";
     default: return "unknown muscle";
   }
 }
@@ -95,6 +97,12 @@ void mbs_muscle_params_default(mbs_muscle_params* p, mbs_muscle_kind kind) {
       p->deactivation_time_constant = 0.1 / 1.459854;
       p->minimum_activation = 0;
       break;
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:
+      p->activation_time_constant = 0.01;
+      p->deactivation_time_constant = 0.04;
+      p->minimum_activation = 0;
+      p->maximum_pennation_angle = M_PI / 2;  // only the geometry's limit
+      break;
     default:  // Thelen 2003
       p->activation_time_constant = 0.015;
       p->deactivation_time_constant = 0.050;
@@ -109,6 +117,16 @@ void mbs_muscle_params_default(mbs_muscle_params* p, mbs_muscle_kind kind) {
   t->af = 0.25;
   t->flen = 1.4;
   t->fv_linear_extrap_threshold = 0.95;
+  if (kind == MBS_MUSCLE_THELEN2003_DEPRECATED) {  // OpenSim 2's defaults
+    t->fmax_tendon_strain = 0.033;
+    t->kshape_active = 0.5;
+    t->kshape_passive = 4.0;
+    t->af = 0.3;
+    t->flen = 1.8;
+  }
+  p->thelen_deprecated.vmax = 10;
+  p->thelen_deprecated.vmax0 = 5;
+  p->thelen_deprecated.damping = 0.05;
   mbs_millard2012_curve_params* c = &p->millard;
   c->afl_min_norm_active_fiber_length = 0.47 - 0.0259;
   c->afl_transition_norm_fiber_length = 0.73;
@@ -295,6 +313,27 @@ int mbs_muscle_prepare(mbs_muscle_model* m, const mbs_muscle_params* params, con
       lmin = fmax(lmin, 0.2 * lopt);
       break;
     }
+    case MBS_MUSCLE_THELEN2003_DEPRECATED: {
+      const mbs_thelen2003_curve_params* t = &p->thelen;
+      const mbs_thelen2003_deprecated_params* o = &p->thelen_deprecated;
+      CHECK(p->fiber_damping == 0, "%s: a %s has no fiber_damping (got %g); its damping is the "
+            "property `damping`", name, kind, p->fiber_damping);
+      CHECK(!p->ignore_tendon_compliance,
+            "%s: ignore_tendon_compliance is not implemented for a %s (nor in OpenSim)", name,
+            kind);
+      CHECK(t->fmax_tendon_strain > 0 && t->fmax_muscle_strain > 0 && t->kshape_active > 0 &&
+                t->kshape_passive > 0 && t->af > 0,
+            "%s: FmaxTendonStrain, FmaxMuscleStrain, KshapeActive, KshapePassive and Af must "
+            "be positive",
+            name);
+      CHECK(t->flen > 1, "%s: Flen must exceed 1, got %g", name, t->flen);
+      CHECK(o->vmax > 0 && o->vmax0 > 0 && isfinite(o->vmax) && isfinite(o->vmax0),
+            "%s: Vmax and Vmax0 must be positive, got %g and %g", name, o->vmax, o->vmax0);
+      CHECK(o->damping >= 0 && isfinite(o->damping), "%s: damping must be >= 0, got %g", name,
+            o->damping);
+      m->velocity_scale = o->vmax * lopt;  // at full activation
+      break;
+    }
     case MBS_MUSCLE_RIGID_TENDON: {
       CHECK(p->fiber_damping == 0, "%s: a %s has no fiber damping (got %g)", name, kind,
             p->fiber_damping);
@@ -423,6 +462,8 @@ double mbs_muscle_activation_derivative(const mbs_muscle_model* m, double u, dou
       const double rate = u >= a ? sm->activation1 * u + sm->activation2 : sm->activation2;
       return (u - a) * rate / sm->time_scale;
     }
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:
+      return (u - a) / (u >= a ? p->activation_time_constant : p->deactivation_time_constant);
     default: return 0;
   }
 }
@@ -497,7 +538,10 @@ static double schutte_velocity(double A, double F, double d) {
 static void curve_fal(const mbs_muscle_model* m, double l, double d[2]) {
   double e[3];
   switch (m->p.kind) {
-    case MBS_MUSCLE_THELEN2003: mbs_thelen2003_active_force_length(&m->p.thelen, l, d); return;
+    case MBS_MUSCLE_THELEN2003:
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:  // the same Gaussian
+      mbs_thelen2003_active_force_length(&m->p.thelen, l, d);
+      return;
     case MBS_MUSCLE_MILLARD2012:
       mbs_bezier_curve_eval(&m->c.millard.afl, l, e);
       d[0] = e[0];
@@ -522,6 +566,9 @@ static void curve_fpe(const mbs_muscle_model* m, double l, double d[2]) {
   double e[3];
   switch (m->p.kind) {
     case MBS_MUSCLE_THELEN2003: mbs_thelen2003_passive_force_length(&m->p.thelen, l, d); return;
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:
+      mbs_thelen2003_deprecated_passive_force_length(&m->p.thelen, l, d);
+      return;
     case MBS_MUSCLE_MILLARD2012:
       mbs_bezier_curve_eval(&m->c.millard.fpe, l, e);
       d[0] = e[0];
@@ -549,6 +596,9 @@ static void curve_fse(const mbs_muscle_model* m, double lt, double d[2]) {
   double e[3];
   switch (m->p.kind) {
     case MBS_MUSCLE_THELEN2003: mbs_thelen2003_tendon_force_length(&m->p.thelen, lt, d); return;
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:  // at the tendon strain
+      mbs_thelen2003_deprecated_tendon_force_length(&m->p.thelen, lt - 1, d);
+      return;
     case MBS_MUSCLE_MILLARD2012:
       mbs_bezier_curve_eval(&m->c.millard.fse, lt, e);
       d[0] = e[0];
@@ -788,6 +838,64 @@ static int simm_eval(const mbs_muscle_model* m, double lmt, double vmt, double a
   return MBS_OK;
 }
 
+// Thelen2003Muscle_Deprecated (its computeActuation): fiber length state l (m); activation
+// unclamped
+static int thelen_deprecated_eval(const mbs_muscle_model* m, double lmt, double vmt,
+                                  double a, double l, mbs_muscle_output* out, mbs_error* err) {
+  const mbs_muscle_params* p = &m->p;
+  const mbs_thelen2003_deprecated_params* o = &p->thelen_deprecated;
+  const char* name = mbs_muscle_kind_name(p->kind);
+  memset(out, 0, sizeof *out);
+  if (!(isfinite(lmt) && isfinite(vmt) && isfinite(a) && isfinite(l)))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, name,
+                    "%s: path length %g, speed %g, activation %g and fiber length %g must be "
+                    "finite",
+                    name, lmt, vmt, a, l);
+  const double fiso = p->max_isometric_force, lopt = p->optimal_fiber_length;
+  const double lst = p->tendon_slack_length;
+  out->activation = a;
+  // the maximum shortening velocity grows with activation
+  const double vmax = (a < 1 ? o->vmax0 + a * (o->vmax - o->vmax0) : o->vmax) * lopt;
+  double alpha, cosa, dadl, fal[2], fpe[2], fse[2];
+  mbs_muscle_pennation(m, l, &alpha, &cosa, &dadl);
+  const double lt = lmt - l * cosa;
+  curve_fal(m, l / lopt, fal);
+  curve_fpe(m, l / lopt, fpe);
+  curve_fse(m, lt / lst, fse);
+  const double A = fmax(a, 1e-6) * fal[0];
+  double vn, F;  // v^M / vmax; the velocity-dependent force
+  if (cosa <= 1e-12) {
+    // fibers perpendicular to the tendon: still while the tendon carries (almost) no force,
+    // else as with a stiff tendon, the path's speed times the cosine at the fiber length a
+    // slack tendon would leave
+    vn = 0;
+    if (fabs(fse[0]) > 1e-12) {
+      const double lat = lmt - lst;
+      const double cos_new = lat > 0 ? lat / sqrt(lat * lat + m->width * m->width) : 0;
+      vn = vmt * cos_new / vmax;
+    }
+    F = A;
+  } else {
+    F = fse[0] / cosa - fpe[0];
+    vn = mbs_thelen2003_deprecated_fiber_velocity(&p->thelen, o->damping, A, F, NULL);
+  }
+  const double vm = vn * vmax;
+  const double dalpha_dt = dadl * vm;
+  const double vat = vm * cosa - l * sin(alpha) * dalpha_dt;
+  report_geometry(out, l, lopt, vm, vm / (lopt * p->max_contraction_velocity), alpha, cosa,
+                  dalpha_dt, vat, lt, lst, vmt);
+  report_multipliers(out, fal[0], fpe[0], A > 0 ? F / A : 1, 0);
+  out->active_fiber_force = fiso * F;
+  out->passive_fiber_force = fiso * fpe[0];
+  out->fiber_force = out->active_fiber_force + out->passive_fiber_force;
+  out->fiber_force_along_tendon = out->fiber_force * cosa;
+  out->tendon_force = fiso * fse[0];
+  out->normalized_tendon_force = fse[0];
+  out->muscle_power = -out->tendon_force * vmt;
+  out->fiber_state_derivative = vm;
+  return MBS_OK;
+}
+
 static int eval_one(const mbs_muscle_model* m, double lmt, double vmt, double activation,
                     double s, mbs_muscle_output* out, mbs_error* err) {
   const mbs_muscle_params* p = &m->p;
@@ -937,6 +1045,8 @@ int mbs_muscle_eval_states(const mbs_muscle_model* m, double lmt, double vmt, do
   switch (m->p.kind) {
     case MBS_MUSCLE_SCHUTTE1993: return simm_eval(m, lmt, vmt, activation, fs[0], 0, out, err);
     case MBS_MUSCLE_DELP1990: return simm_eval(m, lmt, vmt, activation, fs[0], fs[1], out, err);
+    case MBS_MUSCLE_THELEN2003_DEPRECATED:
+      return thelen_deprecated_eval(m, lmt, vmt, activation, fs[0], out, err);
     default: return eval_one(m, lmt, vmt, activation, nf ? fs[0] : NAN, out, err);
   }
 }
@@ -1084,7 +1194,9 @@ int mbs_muscle_equilibrium_solve(const mbs_muscle_model* m, double activation, d
                     name, activation, lmt, vmt);
   const double fiso = p->max_isometric_force, lst = p->tendon_slack_length;
   if (!(tol > 0)) tol = 1e-8 * fiso;
-  const eq_ctx c = {m, clampd(activation, p->minimum_activation, 1), lmt, vmt};
+  // OpenSim 2's Thelen model starts isometric at any speed (computeIsometricForce)
+  const eq_ctx c = {m, clampd(activation, p->minimum_activation, 1), lmt,
+                    p->kind == MBS_MUSCLE_THELEN2003_DEPRECATED ? 0 : vmt};
 
   if (is_rigid(m)) {  // no fiber state: the path fixes the fiber
     mbs_muscle_output o;

@@ -1,6 +1,7 @@
 // Closed-form normalized muscle curves: Thelen 2003 (as OpenSim's Thelen2003Muscle computes
-// them), De Groote & Fregly 2016 (DeGrooteFregly2016Muscle), and the SIMM / Delp 1990 spline
-// tables that OpenSim's RigidTendonMuscle uses by default. Each returns value and slope.
+// them, and as OpenSim 2 did: Thelen2003Muscle_Deprecated), De Groote & Fregly 2016
+// (DeGrooteFregly2016Muscle), and the SIMM / Delp 1990 spline tables that OpenSim's
+// RigidTendonMuscle uses by default. Each returns value and slope.
 // Also the default tables of Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated and
 // the flat curve tables those models read from a model file.
 #include "mbs/muscle.h"
@@ -121,6 +122,76 @@ double mbs_thelen2003_fv(const mbs_thelen2003_curve_params* p, double a, double 
   }
   if (dfv_dv) *dfv_dv = d;
   return fv;
+}
+
+// OpenSim 2's forms (Thelen2003Muscle_Deprecated)
+
+void mbs_thelen2003_deprecated_tendon_force_length(const mbs_thelen2003_curve_params* p,
+                                                   double x, double d[2]) {
+  const double e_toe = 0.609 * p->fmax_tendon_strain, f_toe = 0.333333, k_toe = 3;
+  const double k_lin = 1.712 / p->fmax_tendon_strain;
+  if (x > e_toe) {
+    d[0] = k_lin * (x - e_toe) + f_toe;
+    d[1] = k_lin;
+  } else if (x > 0) {
+    const double s = f_toe / expm1(k_toe), em = expm1(k_toe * x / e_toe);
+    d[0] = s * em;
+    d[1] = s * k_toe / e_toe * (em + 1);
+  } else {
+    d[0] = d[1] = 0;
+  }
+  d[0] += 0.001 * (1 + x);  // never quite slack
+  d[1] += 0.001;
+}
+
+void mbs_thelen2003_deprecated_passive_force_length(const mbs_thelen2003_curve_params* p,
+                                                    double l, double d[2]) {
+  const double k = p->kshape_passive, e0 = p->fmax_muscle_strain;
+  if (l > 1 + e0) {  // the tangent at l~ = 1 + e0, where the exponential is 1
+    d[1] = k / e0;
+    d[0] = 1 + d[1] * (l - 1 - e0);
+  } else {
+    d[0] = exp(k * ((l - 1) / e0 - 1));
+    d[1] = k / e0 * d[0];
+  }
+}
+
+// the two branches of the damped relation at force F (active force A, damping dm): velocity
+// and its slope dv/dF
+static void thelen_deprecated_branch(const mbs_thelen2003_curve_params* p, double dm, double A,
+                                     double F, int shortening, double* v, double* dv) {
+  double b, db;
+  if (shortening) {
+    b = A + F / p->af;
+    db = 1 / p->af;
+  } else {
+    const double c = (2 + 2 / p->af) / (p->flen - 1);
+    b = c * (A * p->flen - F);
+    db = -c;
+  }
+  const double q = b + dm;
+  *v = (F - A) / q;
+  *dv = 1 / q - (F - A) * db / (q * q);
+}
+
+double mbs_thelen2003_deprecated_fiber_velocity(const mbs_thelen2003_curve_params* p,
+                                                double damping, double A, double F,
+                                                double* dv_dF) {
+  double v, dv;
+  if (F < A && F >= 0) {
+    thelen_deprecated_branch(p, damping, A, F, 1, &v, &dv);
+  } else if (F < A) {  // below zero force: the tangent at F = 0
+    thelen_deprecated_branch(p, damping, A, 0, 1, &v, &dv);
+    v += dv * F;
+  } else if (F < 0.95 * A * p->flen) {
+    thelen_deprecated_branch(p, damping, A, F, 0, &v, &dv);
+  } else {  // near the lengthening asymptote: the tangent at F = 0.95 A Flen
+    const double f0 = 0.95 * A * p->flen;
+    thelen_deprecated_branch(p, damping, A, f0, 0, &v, &dv);
+    v += dv * (F - f0);
+  }
+  if (dv_dF) *dv_dF = dv;
+  return v;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1412,6 +1412,7 @@ static int muscle_kind_of(const char* kind) {
     return MBS_MUSCLE_SCHUTTE1993;
   if (!strcmp(kind, "Delp1990Muscle_Deprecated") || !strcmp(kind, "Delp1990Muscle"))
     return MBS_MUSCLE_DELP1990;
+  if (!strcmp(kind, "Thelen2003Muscle_Deprecated")) return MBS_MUSCLE_THELEN2003_DEPRECATED;
   return -1;
 }
 
@@ -1540,7 +1541,19 @@ static int add_muscle(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record* r,
   // Thelen calls its activation time constants activation_time_constant and
   // deactivation_time_constant too; the old names activation1/2 are not read
   int ok = 1;
-  if (mk == MBS_MUSCLE_THELEN2003) {
+  if (mk == MBS_MUSCLE_THELEN2003_DEPRECATED) {
+    mbs_thelen2003_curve_params* t = &p.thelen;
+    mbs_thelen2003_deprecated_params* o = &p.thelen_deprecated;
+    ok = muscle_number(m, e, NULL, "FmaxTendonStrain", &t->fmax_tendon_strain, kind, nm) &&
+         muscle_number(m, e, NULL, "FmaxMuscleStrain", &t->fmax_muscle_strain, kind, nm) &&
+         muscle_number(m, e, NULL, "KshapeActive", &t->kshape_active, kind, nm) &&
+         muscle_number(m, e, NULL, "KshapePassive", &t->kshape_passive, kind, nm) &&
+         muscle_number(m, e, NULL, "Af", &t->af, kind, nm) &&
+         muscle_number(m, e, NULL, "Flen", &t->flen, kind, nm) &&
+         muscle_number(m, e, NULL, "damping", &o->damping, kind, nm) &&
+         muscle_number(m, e, NULL, "Vmax", &o->vmax, kind, nm) &&
+         muscle_number(m, e, NULL, "Vmax0", &o->vmax0, kind, nm);
+  } else if (mk == MBS_MUSCLE_THELEN2003) {
     mbs_thelen2003_curve_params* t = &p.thelen;
     ok = muscle_number(m, e, NULL, "FmaxTendonStrain", &t->fmax_tendon_strain, kind, nm) &&
          muscle_number(m, e, NULL, "FmaxMuscleStrain", &t->fmax_muscle_strain, kind, nm) &&
@@ -1699,13 +1712,21 @@ static int add_path_force(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record
   return *id < 0 ? sys_fail(m, line, kind, nm) : MBS_OK;
 }
 
+// the class a force of class `kind` is read as: the options' renames (OpenSim's
+// Object::renameType), else itself
+static const char* renamed_type(const mbs_osim_model* m, const char* kind) {
+  for (int i = 0; m->opt && i < m->opt->nrename_types; i++)
+    if (!strcmp(m->opt->rename_types[2 * i], kind)) return m->opt->rename_types[2 * i + 1];
+  return kind;
+}
+
 static int read_forces(mbs_osim_model* m, xmlNodePtr force_set, const control_fn* cf, int ncf) {
   xmlNodePtr objs = child(force_set, "objects");
   int npath = 0, first_path_line = 0;
   const char *first_path_kind = NULL, *first_path_name = NULL;
   for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
     if (!is_elem(e)) continue;
-    const char* kind = tag(e);
+    const char* kind = renamed_type(m, tag(e));
     const char* nm = keep_name(m, e);
     const int line = line_of(e);
     if (!read_bool(m, e, "appliesForce", 1) || read_bool(m, e, "isDisabled", 0)) {

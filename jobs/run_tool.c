@@ -11,8 +11,13 @@ const mbs_tool mbs_tools[] = {
 };
 
 static void usage(FILE* f) {
-  fprintf(f, "usage: mbstudy run-tool SETUP.xml [--results DIR] [--quiet]\n"
+  fprintf(f, "usage: mbstudy run-tool SETUP.xml [--results DIR] [--rename-type OLD=NEW]... "
+             "[--quiet]\n"
              "  runs an OpenSim tool setup file; paths in it are relative to its folder\n"
+             "  --rename-type OLD=NEW  read the model's forces of class OLD as class NEW, as\n"
+             "      OpenSim's Object::renameType (e.g. Thelen2003Muscle=Thelen2003Muscle_"
+             "Deprecated,\n"
+             "      the muscle model OpenSim 2 models were made with)\n"
              "  tools:\n");
   for (const mbs_tool* t = mbs_tools; t->element; t++)
     fprintf(f, "    %-14s %s\n", t->element, t->summary);
@@ -20,7 +25,9 @@ static void usage(FILE* f) {
 
 int mbs_cmd_run_tool(int argc, char** argv) {
   const char* setup = NULL;
-  mbs_tool_options o = {NULL, 0, stderr};
+  mbs_tool_options o;
+  memset(&o, 0, sizeof(o));
+  o.log = stderr;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -31,6 +38,23 @@ int mbs_cmd_run_tool(int argc, char** argv) {
       o.quiet = 1;
     } else if (!strcmp(a, "--results") && i + 1 < argc) {
       o.results_dir = argv[++i];
+    } else if (!strcmp(a, "--rename-type") && i + 1 < argc) {
+      char* pair = argv[++i];
+      char* eq = strchr(pair, '=');
+      if (!eq || eq == pair || !eq[1] || strchr(eq + 1, '=')) {
+        fprintf(stderr, "mbstudy run-tool: --rename-type takes OLD=NEW (two class names), got "
+                        "'%s'\n", pair);
+        return 2;
+      }
+      if (o.nrename_types == MBS_TOOL_MAX_RENAMES) {
+        fprintf(stderr, "mbstudy run-tool: at most %d --rename-type options\n",
+                MBS_TOOL_MAX_RENAMES);
+        return 2;
+      }
+      *eq = 0;
+      o.rename_types[2 * o.nrename_types] = pair;
+      o.rename_types[2 * o.nrename_types + 1] = eq + 1;
+      o.nrename_types++;
     } else if (a[0] != '-' && !setup) {
       setup = a;
     } else {

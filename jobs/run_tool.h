@@ -9,10 +9,15 @@
 
 #include "setup.h"
 
+#define MBS_TOOL_MAX_RENAMES 16
 typedef struct mbs_tool_options {
   const char* results_dir;  // replaces the setup's results_directory (NULL: the setup's)
   int quiet;                // no progress
   FILE* log;                // messages and warnings (stderr)
+  // --rename-type OLD=NEW: the model's forces of class OLD read as class NEW (OpenSim's
+  // Object::renameType); pairs (old, new)
+  const char* rename_types[2 * MBS_TOOL_MAX_RENAMES];
+  int nrename_types;
 } mbs_tool_options;
 
 typedef struct mbs_tool {

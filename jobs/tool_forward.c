@@ -274,7 +274,9 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
                            .controls_file = controls,
                            .replace_force_set = replace,
                            .force_set_files = (const char* const*)fsets,
-                           .nforce_set_files = nfsets};
+                           .nforce_set_files = nfsets,
+                           .rename_types = o->rename_types,
+                           .nrename_types = o->nrename_types};
     m = mbs_osim_read_options(model, &mo, &err);
   }
   if (!m) {

@@ -1,7 +1,7 @@
 // Musculotendon models as pure numerical kernels: OpenSim's Thelen2003Muscle,
-// Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle, RigidTendonMuscle and the two SIMM
-// models OpenSim 4 keeps as Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated, without
-// System or State. Every function is a pure function of its arguments; evaluation allocates
+// Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle, RigidTendonMuscle, the two SIMM
+// models OpenSim 4 keeps as Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated, and
+// OpenSim 2's Thelen model it keeps as Thelen2003Muscle_Deprecated, without System or State. Every function is a pure function of its arguments; evaluation allocates
 // nothing and keeps no state between calls.
 //
 // Sources: the Hill-type equilibrium model of the OpenSim paper (Seth et al. 2011, section 2.3,
@@ -13,7 +13,10 @@
 // default SimmSpline curves (the SIMM / Delp 1990 tables); Schutte, Rodgers, Zajac & Glaser,
 // Scand J Rehabil Med 25:181-187 (1993) and Delp, PhD thesis, Stanford (1990), as OpenSim 4's
 // Schutte1993Muscle_Deprecated and Delp1990Muscle_Deprecated compute them (tabulated curves,
-// SIMM's activation dynamics, Schutte's damped force-velocity relation, Delp's fiber mass).
+// SIMM's activation dynamics, Schutte's damped force-velocity relation, Delp's fiber mass);
+// Thelen's model as OpenSim 1.x and 2.x computed it (Thelen2003Muscle_Deprecated: Thelen's
+// curves in their first form, a damped force-velocity relation whose maximum velocity grows
+// with activation, first-order activation dynamics).
 //
 // Units: lengths m, forces N, time s. Normalized fiber length l~ = l^M / l_opt, normalized
 // tendon length l~T = l^T / L_ST, normalized fiber velocity v~ = v^M / (l_opt v_max) with
@@ -86,6 +89,16 @@ typedef struct mbs_degroote2016_curve_params {
   int ignore_passive_fiber_force;                 // 0
 } mbs_degroote2016_curve_params;
 
+// OpenSim 2's Thelen model (Thelen2003Muscle_Deprecated): Thelen's curves take
+// mbs_thelen2003_curve_params (its defaults FmaxTendonStrain 0.033, FmaxMuscleStrain 0.6,
+// KshapeActive 0.5, KshapePassive 4, Af 0.3, Flen 1.8; the linear continuation of the inverse
+// force-velocity curve always begins at 0.95 Flen), and these:
+typedef struct mbs_thelen2003_deprecated_params {
+  double vmax;     // Vmax (10): maximum shortening velocity at full activation, l_opt/s
+  double vmax0;    // Vmax0 (5): at zero activation; in between Vmax0 + a (Vmax - Vmax0)
+  double damping;  // damping (0.05): normalized force per normalized fiber velocity
+} mbs_thelen2003_deprecated_params;
+
 // Schutte 1993 and Delp 1990 (Schutte1993Muscle_Deprecated, Delp1990Muscle_Deprecated): the
 // curves are OpenSim Functions read from the model file, kept here as flat tables.
 #define MBS_MUSCLE_CURVE_MAX_POINTS 64
@@ -147,6 +160,24 @@ void mbs_thelen2003_passive_force_length(const mbs_thelen2003_curve_params* p, d
                                          double d[2]);
 void mbs_thelen2003_tendon_force_length(const mbs_thelen2003_curve_params* p, double lt,
                                         double d[2]);
+// OpenSim 2's forms (Thelen2003Muscle_Deprecated): the tendon at strain x = l~T - 1: toe
+// F_toe (e^{3x/e_toe} - 1)/(e^3 - 1) up to e_toe = 0.609 e0, F_toe = 0.333333, then the line
+// of slope 1.712/e0, plus 0.001 (1 + x) at every strain (the tendon is never quite slack);
+// passive f_PE = e^{k(l~-1)/e0}/e^k (nonzero at any length), continued above l~ = 1 + e0 by
+// its tangent there.
+void mbs_thelen2003_deprecated_tendon_force_length(const mbs_thelen2003_curve_params* p,
+                                                   double x, double d[2]);
+void mbs_thelen2003_deprecated_passive_force_length(const mbs_thelen2003_curve_params* p,
+                                                    double l, double d[2]);
+// Its fiber velocity (in units of the activation-dependent Vmax) from the velocity-dependent
+// force F (normalized, the tendon's force over cos(alpha) less the passive force) and the
+// active force at zero velocity A = max(a, 1e-6) f_AL: shortening (F < A) v = (F - A)/(A +
+// F/Af + d), lengthening v = (F - A)/(b + d) with b = (2 + 2/Af)(A Flen - F)/(Flen - 1),
+// continued by straight lines below F = 0 and above F = 0.95 A Flen; *dv_dF its slope (may
+// be NULL).
+double mbs_thelen2003_deprecated_fiber_velocity(const mbs_thelen2003_curve_params* p,
+                                                double damping, double A, double F,
+                                                double* dv_dF);
 // the toe strain e_toe and the linear stiffness k_lin of the tendon curve
 void mbs_thelen2003_tendon_constants(const mbs_thelen2003_curve_params* p, double* e_toe,
                                      double* k_lin);
@@ -259,6 +290,9 @@ typedef enum mbs_muscle_kind {
                               // v^M from Schutte's damped force-velocity relation
   MBS_MUSCLE_DELP1990,        // Delp1990Muscle_Deprecated: states a, l^M, v^M; tabulated
                               // curves; a mass at the fiber-tendon junction
+  MBS_MUSCLE_THELEN2003_DEPRECATED,  // Thelen2003Muscle_Deprecated (OpenSim 2's Thelen2003
+                                     // Muscle): states a, l^M; Thelen's first curves, v^M
+                                     // from the damped force-velocity relation
   MBS_MUSCLE_KIND_COUNT
 } mbs_muscle_kind;
 
@@ -271,12 +305,15 @@ typedef struct mbs_muscle_params {
   double max_contraction_velocity;     // v_max, optimal fiber lengths per second (10)
   double activation_time_constant;     // s: Thelen 0.015, Millard 0.010, DeGroote 0.015;
                                        // Schutte, Delp: unused (set to time_scale /
-                                       // (activation1 + activation2) = 0.01096)
+                                       // (activation1 + activation2) = 0.01096);
+                                       // Thelen2003Muscle_Deprecated 0.01
   double deactivation_time_constant;   // s: Thelen 0.050, Millard 0.040, DeGroote 0.060;
                                        // Schutte, Delp: unused (time_scale / activation2
-                                       // = 0.0685)
-  double minimum_activation;           // Thelen, Millard 0.01; DeGroote, Schutte, Delp 0
-  double maximum_pennation_angle;      // rad, acos(0.1) = 84.26 deg
+                                       // = 0.0685); Thelen2003Muscle_Deprecated 0.04
+  double minimum_activation;           // Thelen, Millard 0.01; DeGroote, Schutte, Delp,
+                                       // Thelen2003Muscle_Deprecated 0
+  double maximum_pennation_angle;      // rad, acos(0.1) = 84.26 deg (pi/2 for
+                                       // Thelen2003Muscle_Deprecated)
   double fiber_damping;                // beta, in F_max per normalized velocity: Millard 0.1,
                                        // DeGroote 0 (Millard below 0.001 = undamped);
                                        // Thelen, RIGID_TENDON, Schutte (its own `damping`)
@@ -287,6 +324,7 @@ typedef struct mbs_muscle_params {
   mbs_millard2012_curve_params millard;
   mbs_degroote2016_curve_params degroote;
   mbs_simm_muscle_params simm;         // Schutte 1993, Delp 1990
+  mbs_thelen2003_deprecated_params thelen_deprecated;  // Thelen2003Muscle_Deprecated
 } mbs_muscle_params;
 
 // OpenSim's defaults for a model kind (the curve sets of all kinds are filled).
@@ -353,7 +391,8 @@ void mbs_muscle_pennation(const mbs_muscle_model* m, double fiber_length, double
 // f = tanh(b (u - a))/2, z = 0.5 + 1.5 a, da/dt = [(f + 1/2)/(t_act z) + (1/2 - f) z/t_deact]
 // (u - a). RIGID_TENDON: 0 (its activation is the excitation). Schutte and Delp (SIMM's
 // activation dynamics, unclamped as in OpenSim): (u - a)(activation1 u + activation2) /
-// time_scale if u >= a, else (u - a) activation2 / time_scale.
+// time_scale if u >= a, else (u - a) activation2 / time_scale. Thelen2003Muscle_Deprecated
+// (unclamped): (u - a)/t_act if u >= a, else (u - a)/t_deact.
 double mbs_muscle_activation_derivative(const mbs_muscle_model* m, double excitation,
                                         double activation);
 
@@ -402,6 +441,11 @@ typedef struct mbs_muscle_output {
 // at the tendon strain (0 below zero strain) and clamp f_AL at 0 (Schutte) as OpenSim does.
 // Fails with MBS_ERR_ARGUMENT for non-finite inputs and MBS_ERR_NAN where the model is
 // singular (DeGroote: no fiber length along the tendon, or a f_AL = 0 without damping).
+// Thelen2003Muscle_Deprecated: v^M = v (Vmax0 + a (Vmax - Vmax0)) l_opt (Vmax l_opt at a >= 1)
+// with v from mbs_thelen2003_deprecated_fiber_velocity at F = f_T/cos(alpha) - f_PE and
+// A = max(a, 1e-6) f_AL; the fiber's active force is F F_max (the damping in it, as OpenSim
+// reports it) and its force-velocity multiplier F / A; no minimum fiber length (only alpha
+// <= pi/2).
 // Delp has two fiber states: use mbs_muscle_eval_states (mbs_muscle_eval fails with
 // MBS_ERR_ARGUMENT for it).
 int mbs_muscle_eval(const mbs_muscle_model* m, double lmt, double vmt, double activation,
@@ -441,7 +485,8 @@ typedef struct mbs_muscle_equilibrium {
 // a fiber of negative stiffness takes all of it) and DeGroote gives it all to the fiber (zero
 // tendon force rate). Schutte and Delp at vmt = 0 solve OpenSim's computeIsometricForce
 // equation (a f_AL + f_PE) cos(alpha) = f_T(strain) (with f_AL, f_PE as their dynamics use
-// them). Newton's method kept inside a bracket (bisection when a step leaves it or stalls)
+// them); Thelen2003Muscle_Deprecated solves it at any vmt (OpenSim's computeIsometricForce),
+// its fiber velocity 0. Newton's method kept inside a bracket (bisection when a step leaves it or stalls)
 // until |residual| <= tol (N; tol <= 0: 1e-8 F_max). The lower-bound and slack cases return
 // MBS_OK with their flag set (Schutte and Delp: also where a passive table dips below zero at
 // a slack tendon). MBS_ERR_ARGUMENT for non-finite inputs; MBS_ERR_ASSEMBLY when there is no

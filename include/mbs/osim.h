@@ -105,6 +105,12 @@ typedef struct mbs_osim_options {
   // MBS_OK or a status with the message in err (or in mbs_system_error); NULL for none
   int (*extend)(mbs_osim_model* m, struct mbs_system* sys, void* user, mbs_error* err);
   void* extend_user;
+  // forces of one class read as another (OpenSim's Object::renameType, which OpenSim's own
+  // tests use to run OpenSim 2 models with the muscle model they were made with, e.g.
+  // Thelen2003Muscle as Thelen2003Muscle_Deprecated): nrename_types pairs (old, new) in
+  // rename_types[2 i], rename_types[2 i + 1]
+  const char* const* rename_types;
+  int nrename_types;
 } mbs_osim_options;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as
