@@ -174,20 +174,27 @@ static void thelen_deprecated_branch(const mbs_thelen2003_curve_params* p, doubl
   *dv = 1 / q - (F - A) * db / (q * q);
 }
 
+// Below F = 0 and above F = 0.95 A Flen the relation continues along its secants over the
+// next 1e-6 (absolute below, in units of A Flen above), as OpenSim 2 built them.
 double mbs_thelen2003_deprecated_fiber_velocity(const mbs_thelen2003_curve_params* p,
                                                 double damping, double A, double F,
                                                 double* dv_dF) {
-  double v, dv;
+  const double eps = 1e-6;
+  double v, dv, v1, dv1;
   if (F < A && F >= 0) {
     thelen_deprecated_branch(p, damping, A, F, 1, &v, &dv);
-  } else if (F < A) {  // below zero force: the tangent at F = 0
-    thelen_deprecated_branch(p, damping, A, 0, 1, &v, &dv);
+  } else if (F < A) {
+    thelen_deprecated_branch(p, damping, A, 0, 1, &v, &dv1);
+    thelen_deprecated_branch(p, damping, A, eps, 1, &v1, &dv1);
+    dv = (v1 - v) / eps;
     v += dv * F;
   } else if (F < 0.95 * A * p->flen) {
     thelen_deprecated_branch(p, damping, A, F, 0, &v, &dv);
-  } else {  // near the lengthening asymptote: the tangent at F = 0.95 A Flen
-    const double f0 = 0.95 * A * p->flen;
-    thelen_deprecated_branch(p, damping, A, f0, 0, &v, &dv);
+  } else {
+    const double f0 = 0.95 * A * p->flen, f1 = (0.95 + eps) * A * p->flen;
+    thelen_deprecated_branch(p, damping, A, f0, 0, &v, &dv1);
+    thelen_deprecated_branch(p, damping, A, f1, 0, &v1, &dv1);
+    dv = (v1 - v) / (f1 - f0);
     v += dv * (F - f0);
   }
   if (dv_dF) *dv_dF = dv;

@@ -173,8 +173,8 @@ void mbs_thelen2003_deprecated_passive_force_length(const mbs_thelen2003_curve_p
 // force F (normalized, the tendon's force over cos(alpha) less the passive force) and the
 // active force at zero velocity A = max(a, 1e-6) f_AL: shortening (F < A) v = (F - A)/(A +
 // F/Af + d), lengthening v = (F - A)/(b + d) with b = (2 + 2/Af)(A Flen - F)/(Flen - 1),
-// continued by straight lines below F = 0 and above F = 0.95 A Flen; *dv_dF its slope (may
-// be NULL).
+// continued below F = 0 and above F = 0.95 A Flen by its secants over the next 1e-6 (OpenSim
+// 2's straight continuations); *dv_dF its slope (may be NULL).
 double mbs_thelen2003_deprecated_fiber_velocity(const mbs_thelen2003_curve_params* p,
                                                 double damping, double A, double F,
                                                 double* dv_dF);

@@ -779,13 +779,15 @@ static void test_controls(void) {
 
 static const char* mbstudy = NULL;
 
-// run `mbstudy run-tool SETUP` with its messages in LOG; the exit status
-static int run_tool(const char* setup, const char* log) {
+// run `mbstudy run-tool SETUP [FLAGS]` with its messages in LOG; the exit status
+static int run_tool_flags(const char* setup, const char* flags, const char* log) {
   char cmd[8192];
-  snprintf(cmd, sizeof(cmd), "'%s' run-tool '%s' --quiet > '%s' 2>&1", mbstudy, setup, log);
+  snprintf(cmd, sizeof(cmd), "'%s' run-tool '%s' %s --quiet > '%s' 2>&1", mbstudy, setup, flags,
+           log);
   const int rc = system(cmd);
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
+static int run_tool(const char* setup, const char* log) { return run_tool_flags(setup, "", log); }
 
 static int file_has(const char* path, const char* text) {
   char* t = read_text(path);
@@ -920,6 +922,32 @@ static void test_forward_tool(void) {
   }
   mbs_table_free(a);
   mbs_table_free(b);
+  // the same with its Thelen2003Muscles read as OpenSim 2's model (--rename-type): without
+  // controls the excitation is 0 and the activation falls from its default 0.05 by OpenSim 2's
+  // first-order dynamics, a = 0.05 e^{-t/0.04} (OpenSim 4's model stops at its minimum 0.01)
+  EXPECT_EQ_INT(run_tool_flags(arm, "--rename-type Thelen2003Muscle=Thelen2003Muscle_Deprecated",
+                               log), 0);
+  a = NULL;
+  snprintf(path, sizeof(path), "%s/arm_states.sto", dir);
+  EXPECT_OK(mbs_table_read_sto(path, &a, &err));
+  if (a) {
+    const int c = mbs_table_column(a, "/forceset/TRIlong/activation");
+    EXPECT_TRUE(c > 0);
+    double worst = 0;
+    for (int r = 0; c > 0 && r < a->nrow; r++) {
+      const double t = mbs_table_get(a, r, 0);
+      worst = fmax(worst, fabs(mbs_table_get(a, r, c) - 0.05 * exp(-t / 0.04)));
+    }
+    printf("arm26 as Thelen2003Muscle_Deprecated: activation at %.3g s %.4g (closed form "
+           "%.4g), largest difference %.2g\n", mbs_table_get(a, a->nrow - 1, 0),
+           c > 0 ? mbs_table_get(a, a->nrow - 1, c) : NAN,
+           0.05 * exp(-mbs_table_get(a, a->nrow - 1, 0) / 0.04), worst);
+    EXPECT_TRUE(c > 0 && worst < 1e-6);
+    EXPECT_NEAR(mbs_table_get(a, a->nrow - 1, 0), 0.2, 1e-12);
+  }
+  mbs_table_free(a);
+  EXPECT_EQ_INT(run_tool_flags(arm, "--rename-type Thelen2003Muscle", log), 2);
+  EXPECT_TRUE(file_has(log, "OLD=NEW"));
   // a broken setup: its file and line
   EXPECT_TRUE(write_file(arm, "<?xml version=\"1.0\"?>\n<OpenSimDocument><ForwardTool>\n"
                               "<final_time>soon</final_time>\n</ForwardTool>\n"

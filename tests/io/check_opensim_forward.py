@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""OpenSim's own ForwardTool test cases (opensim-core, Applications/Forward/test) run through
+`mbstudy run-tool`, their results compared with OpenSim's standard results as OpenSim's
+testForward compares them.
+
+    check_opensim_forward.py --mbstudy BIN --tests DIR [--models DIR]
+
+DIR holds OpenSim's test folder Forward/ (its setup files, models, controls and std_*.sto
+files, as in opensim-core); they are not part of mbstudy. --models is a folder of OpenSim 4
+models: where mbstudy cannot read a test's own model file, the OpenSim 4 version of the same
+model from there is run instead, and the line says so.
+
+Cases (as testForward):
+  - arm26: arm26_Setup_Forward.xml with Thelen2003Muscle read as Thelen2003Muscle_Deprecated
+    (testForward calls Object::renameType so); every state at the first and the last time
+    within 1e-3 of std_arm26_states.sto.
+Exits 77 (CTest's skip code) with the reason when the folder is absent."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+checks = 0
+failures = 0
+
+
+def expect(cond, what):
+    global checks, failures
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def read_storage(path):
+    """an OpenSim storage file: its column labels and rows (numbers)"""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    end = next(i for i, l in enumerate(lines) if l.strip().lower() == "endheader")
+    labels = lines[end + 1].split("\t")
+    rows = [[float(x) for x in l.split()] for l in lines[end + 2:] if l.strip()]
+    return [l.strip() for l in labels], rows
+
+
+def state_key(label):
+    """OpenSim 3 state labels (r_elbow_flex, r_elbow_flex_u, BIClong.activation) from OpenSim
+    4 paths (/jointset/r_elbow/r_elbow_flex/value, .../speed, /forceset/BIClong/activation)"""
+    p = label.split("/")
+    if label.startswith("/jointset/") and len(p) == 5:
+        return p[3] + ("_u" if p[4] == "speed" else "")
+    if label.startswith("/forceset/") and len(p) == 4:
+        return p[2] + "." + p[3]
+    return label
+
+
+def row_at(rows, t):
+    """the row at time t, linearly interpolated (Storage::getDataAtTime)"""
+    for i in range(len(rows)):
+        if rows[i][0] >= t:
+            if rows[i][0] == t or i == 0:
+                return rows[i]
+            a, b = rows[i - 1], rows[i]
+            w = (t - a[0]) / (b[0] - a[0])
+            return [x + w * (y - x) for x, y in zip(a, b)]
+    return rows[-1]
+
+
+def model_readable(mbstudy, model):
+    r = subprocess.run([mbstudy, "model", "info", model], capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def run_arm26(mbstudy, src, models, work):
+    setup = os.path.join(src, "arm26_Setup_Forward.xml")
+    std = os.path.join(src, "std_arm26_states.sto")
+    for f in (setup, std):
+        if not os.path.exists(f):
+            print(f"arm26: skipped ({f} not found)")
+            return
+    case = os.path.join(work, "arm26")
+    shutil.copytree(src, case)
+    setup = os.path.join(case, "arm26_Setup_Forward.xml")
+    model = os.path.join(case, "arm26.osim")
+    note = "its own model"
+    if not model_readable(mbstudy, model):
+        alt = os.path.join(models, "arm26.osim") if models else None
+        if not alt or not os.path.exists(alt):
+            print("arm26: skipped (mbstudy cannot read its arm26.osim and no OpenSim 4 "
+                  "arm26.osim was given with --models)")
+            return
+        with open(setup, encoding="utf-8") as f:
+            text = f.read()
+        text = re.sub(r"<model_file>[^<]*</model_file>", f"<model_file>{alt}</model_file>", text)
+        with open(setup, "w", encoding="utf-8") as f:
+            f.write(text)
+        note = f"the OpenSim 4 version of its model ({alt})"
+    r = subprocess.run([mbstudy, "run-tool", setup, "--quiet", "--rename-type",
+                        "Thelen2003Muscle=Thelen2003Muscle_Deprecated"],
+                       capture_output=True, text=True)
+    expect(r.returncode == 0, f"arm26: run-tool exit {r.returncode}: {r.stderr.strip()}")
+    if r.returncode:
+        return
+    labels, rows = read_storage(os.path.join(case, "Results", "arm26_states.sto"))
+    slabels, srows = read_storage(std)
+    index = {state_key(l): i for i, l in enumerate(labels)}
+    print(f"arm26 ({note}), Thelen2003Muscle as Thelen2003Muscle_Deprecated, against "
+          f"std_arm26_states.sto (tolerance 1e-3, as testForward):")
+    for row in (rows[0], rows[-1]):
+        t = row[0]
+        ref = row_at(srows, t)
+        worst, where = 0.0, ""
+        for j, name in enumerate(slabels[1:], 1):
+            expect(name in index, f"arm26: no column for the state {name}")
+            if name not in index:
+                continue
+            d = abs(row[index[name]] - ref[j])
+            expect(d <= 1e-3, f"arm26: t = {t:g}: {name}: std {ref[j]:.8g}, mbstudy "
+                              f"{row[index[name]]:.8g}")
+            if d >= worst:
+                worst, where = d, name
+        print(f"  t = {t:g} s: {len(slabels) - 1} states, largest difference {worst:.2e} "
+              f"({where})")
+
+
+def main():
+    args = sys.argv[1:]
+    opt = {}
+    for i in range(0, len(args) - 1, 2):
+        opt[args[i]] = args[i + 1]
+    mbstudy, tests = opt.get("--mbstudy"), opt.get("--tests")
+    if not mbstudy or tests is None:
+        print(__doc__)
+        return 2
+    if not tests:
+        print("SKIPPED: no folder of OpenSim's application tests given (set MBS_OPENSIM_TESTS_DIR "
+              "to a folder holding opensim-core's Applications/Forward/test as Forward/)")
+        return 77
+    src = os.path.join(tests, "Forward")
+    if not os.path.isdir(src):
+        print(f"SKIPPED: {src} not found (OpenSim's Applications/Forward/test folder; set "
+              f"MBS_OPENSIM_TESTS_DIR)")
+        return 77
+    work = tempfile.mkdtemp(prefix="mbs_osim_forward_")
+    try:
+        run_arm26(mbstudy, src, opt.get("--models"), work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"check_opensim_forward: {checks} checks, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
