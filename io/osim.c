@@ -29,6 +29,7 @@
 #include "mbs/path_force.h"
 #include "mbs/spatial.h"
 #include "mbs/table.h"
+#include "osim_upgrade.h"
 
 //---------------------------------- the model --------------------------------------------------
 
@@ -2373,14 +2374,30 @@ static int add_path_wraps(mbs_osim_model* m, xmlNodePtr geometry_path, int path,
 
 
 // a spline of time through a table column as a function of the system; -1 with the error set
-static int column_function(mbs_osim_model* m, const mbs_table* t, const char* label,
-                           const char* xml, int line, const char* force) {
-  const int c = mbs_table_column(t, label);
-  if (c < 0)
-    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line, force,
-                         "%s:%d: ExternalForce '%s': the data file has no column '%s'",
-                         file_base(xml), line, force, label),
-           -1;
+// the three columns (x, y, z) of an ExternalForce's identifier: <id>x, <id>y, <id>z, or else
+// as OpenSim finds them, the first three columns whose labels start with the identifier
+// ("force" finds forceX, forceY, forceZ); 0 when there are none
+static int identifier_columns(const mbs_table* t, const char* id, int cols[3]) {
+  char label[300];
+  int found = 1;
+  for (int a = 0; a < 3; a++) {
+    snprintf(label, sizeof(label), "%s%c", id, "xyz"[a]);
+    if ((cols[a] = mbs_table_column(t, label)) < 0) found = 0;
+  }
+  if (found) return 1;
+  const size_t n = strlen(id);
+  for (int c = 1; c + 2 < t->ncol; c++)
+    if (!strncmp(t->labels[c], id, n)) {
+      if (strncmp(t->labels[c + 1], id, n) || strncmp(t->labels[c + 2], id, n)) return 0;
+      for (int a = 0; a < 3; a++) cols[a] = c + a;
+      return 1;
+    }
+  return 0;
+}
+
+static int column_function(mbs_osim_model* m, const mbs_table* t, int c, const char* xml,
+                           int line, const char* force) {
+  const char* label = t->labels[c];
   double* x = malloc((size_t)t->nrow * sizeof(double));
   double* y = malloc((size_t)t->nrow * sizeof(double));
   if (!x || !y) {
@@ -2475,10 +2492,16 @@ static int read_external_loads(mbs_osim_model* m, const char* xml) {
     for (int k = 0; k < 3 && !rc; k++) {
       for (int a = 0; a < 3; a++) fns[k][a] = -1;
       if (!ids[k] || !*ids[k] || !strcmp(ids[k], "Unassigned")) continue;
+      int cols[3];
+      if (!identifier_columns(t, ids[k], cols)) {
+        rc = mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", line, nm,
+                           "%s:%d: ExternalForce '%s': the data file has no columns %sx, %sy, "
+                           "%sz (nor three columns starting with '%s')",
+                           file_base(xml), line, nm, ids[k], ids[k], ids[k], ids[k]);
+        break;
+      }
       for (int a = 0; a < 3 && !rc; a++) {
-        char label[256];
-        snprintf(label, sizeof(label), "%s%c", ids[k], "xyz"[a]);
-        fns[k][a] = column_function(m, t, label, xml, line, nm);
+        fns[k][a] = column_function(m, t, cols[a], xml, line, nm);
         if (fns[k][a] < 0) rc = m->err->code ? m->err->code : MBS_ERR_PARSE;
       }
     }
@@ -2621,6 +2644,15 @@ mbs_osim_model* mbs_osim_parse(const char* text, size_t len, const char* name,
   return read_any(name ? name : "model.osim", text ? text : "", text ? len : 0, o, err);
 }
 
+// a document older than OpenSim 4 (Version < 30500) converted in place as OpenSim 4 converts it
+static int upgrade(mbs_osim_model* m, xmlNodePtr model) {
+  mbs_osim_upgrade_report r;
+  const int rc = mbs_osim_upgrade(model, m->version, &r);
+  if (rc) return fail_at(m, r.line, NULL, NULL, rc, "OpenSim document version %d: %s", m->version,
+                         r.msg);
+  return MBS_OK;
+}
+
 static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
                                 const mbs_osim_options* o, mbs_error* err) {
   mbs_error local;
@@ -2678,11 +2710,8 @@ static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
     xmlNodePtr model = child(root, "Model");
     if (!model) {
       rc = fail_at(m, line_of(root), NULL, NULL, MBS_ERR_PARSE, "no <Model> element");
-    } else if (m->version < 30500) {
-      rc = fail_at(m, line_of(root), NULL, NULL, MBS_ERR_TOPOLOGY,
-                   "OpenSim document version %d: only OpenSim 4 models (Version 30500 and "
-                   "later) are read; open and save the model in OpenSim 4 to convert it",
-                   m->version);
+    } else if (m->version < 30500 && (rc = upgrade(m, model)) != MBS_OK) {
+      // (the message is set)
     } else {
       m->name = dup_str(keep_name(m, model));
       m->sys = mbs_system_create(m->name && *m->name ? m->name : "model");

@@ -14,6 +14,7 @@
 
 #include "mbs/spatial.h"
 #include "mbs/status.h"
+#include "osim_upgrade.h"
 
 // the numbers of mbs/posture_adapt.h
 #define MTP_FRACTION 0.72       // the mtp joint centre's distance from the heel / foot length
@@ -437,9 +438,13 @@ static int adapt(ctx* c, const mbs_posture_adapt_options* o, mbs_posture_adapt_i
   xmlFree(v);
   c->model = child(root, "Model");
   if (!c->model) return fail(c, MBS_ERR_PARSE, "not an OpenSim 4 model (no <Model> element)");
-  if (version < 30500)
-    return fail(c, MBS_ERR_TOPOLOGY, "not an OpenSim 4 model (document version %d; open and "
-                "save it in OpenSim 4 to convert it)", version);
+  if (version < 30500) {  // an OpenSim 1.x-3.x document: converted first, as the reader does
+    mbs_osim_upgrade_report r;
+    if ((rc = mbs_osim_upgrade(c->model, version, &r)))
+      return fail(c, rc, "line %d: OpenSim document version %d: %s", r.line, version, r.msg);
+    if (!xmlSetProp(root, (const xmlChar*)"Version", (const xmlChar*)"40000"))
+      return fail(c, MBS_ERR_NO_MEMORY, "out of memory");
+  }
   if (!child(c->model, "BodySet") || !child(c->model, "JointSet"))
     return fail(c, MBS_ERR_PARSE, "the model has no BodySet or JointSet");
   // names the adapter adds must be free

@@ -52,8 +52,9 @@ static int cmd_info(const char* path) {
   }
   const int nb = mbs_system_nbody(sys);
   double total = 0;
-  printf("model: %s (%s, OpenSim document version %d)\n", mbs_osim_name(m), path,
-         mbs_osim_version(m));
+  const int version = mbs_osim_version(m);
+  printf("model: %s (%s, OpenSim document version %d%s)\n", mbs_osim_name(m), path, version,
+         version < 30500 ? ", an OpenSim 1.x-3.x file converted on load as OpenSim 4 does" : "");
   printf("\nbodies: %d (plus ground)\n", nb - 1);
   printf("  %-24s %-24s %-24s %-14s %10s\n", "body", "parent", "joint", "mobilizer", "mass kg");
   for (int b = 1; b < nb; b++) {

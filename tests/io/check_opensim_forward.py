@@ -11,10 +11,19 @@ models: where mbstudy cannot read a test's own model file, the OpenSim 4 version
 model from there is run instead, and the line says so.
 
 Cases (as testForward):
+  - pendulum: pendulum_Setup_Forward.xml; over its small swing every row within 1e-2 of the
+    harmonic oscillator -amp cos(k t), amp k sin(k t), amp = pi/20, k = sqrt(g/0.5); rows from
+    0 to 1 s.
+  - pendulum_ext_point_in_ground: pendulum_ext_point_in_ground_Setup_Forward.xml (gravity off,
+    replaced by an external force at points expressed in ground); its last row within 1e-2 of
+    the pendulum's states at that time.
+  - pendulum_ext_gravity: the same with pendulum_ext_gravity_Setup_Forward.xml (when its data
+    file is present).
   - arm26: arm26_Setup_Forward.xml with Thelen2003Muscle read as Thelen2003Muscle_Deprecated
     (testForward calls Object::renameType so); every state at the first and the last time
     within 1e-3 of std_arm26_states.sto.
 Exits 77 (CTest's skip code) with the reason when the folder is absent."""
+import math
 import os
 import re
 import shutil
@@ -124,6 +133,60 @@ def run_arm26(mbstudy, src, models, work):
               f"({where})")
 
 
+def run_tool(mbstudy, setup, *flags):
+    r = subprocess.run([mbstudy, "run-tool", setup, "--quiet", *flags], capture_output=True,
+                       text=True)
+    expect(r.returncode == 0, f"{os.path.basename(setup)}: run-tool exit {r.returncode}: "
+                              f"{r.stderr.strip()}")
+    return r.returncode == 0
+
+
+def run_pendulums(mbstudy, src, work):
+    case = os.path.join(work, "pendulum")
+    shutil.copytree(src, case)
+    setup = os.path.join(case, "pendulum_Setup_Forward.xml")
+    if not os.path.exists(setup):
+        print("pendulum: skipped (pendulum_Setup_Forward.xml not found)")
+        return
+    if not run_tool(mbstudy, setup):
+        return
+    labels, rows = read_storage(os.path.join(case, "Results", "pendulum_states.sto"))
+    amp, k = math.pi / 20, math.sqrt(9.80665 / 0.5)
+    worst = 0.0
+    for row in rows:
+        t = row[0]
+        worst = max(worst, abs(-amp * math.cos(k * t) - row[1]), abs(amp * k * math.sin(k * t)
+                                                                     - row[2]))
+    expect(rows[0][0] == 0 and rows[-1][0] == 1, "pendulum: rows from 0 to 1 s")
+    expect(worst <= 1e-2, f"pendulum: {worst:.3g} from the harmonic oscillator")
+    print(f"pendulum: {len(rows)} rows, largest difference from the harmonic oscillator "
+          f"{worst:.2e} (tolerance 1e-2, as testForward)")
+    for name, out in (("pendulum_ext_point_in_ground", "pendulum_ext_gravity_point_in_ground"),
+                      ("pendulum_ext_gravity", "pendulum_ext_gravity")):
+        setup = os.path.join(case, name + "_Setup_Forward.xml")
+        if not os.path.exists(setup):
+            print(f"{name}: skipped ({name}_Setup_Forward.xml not found)")
+            continue
+        with open(setup, encoding="utf-8", errors="replace") as f:
+            loads = re.search(r"<external_loads_file>\s*([^<\s]+)", f.read())
+        if loads:
+            with open(os.path.join(case, loads.group(1)), encoding="utf-8",
+                      errors="replace") as f:
+                data = re.search(r"<datafile>\s*([^<\s]+)", f.read())
+            if data and not os.path.exists(os.path.join(case, data.group(1))):
+                print(f"{name}: skipped (its data file {data.group(1)} not found)")
+                continue
+        if not run_tool(mbstudy, setup):
+            continue
+        _, res = read_storage(os.path.join(case, "Results", out + "_states.sto"))
+        last = res[-1]
+        ref = row_at(rows, last[0])
+        d = max(abs(a - b) for a, b in zip(last[1:3], ref[1:3]))
+        expect(d <= 1e-2, f"{name}: last row {d:.3g} from the pendulum's states")
+        print(f"{name}: at t = {last[0]:g} s the coordinate and speed within {d:.2e} of the "
+              f"pendulum's (tolerance 1e-2, as testForward)")
+
+
 def main():
     args = sys.argv[1:]
     opt = {}
@@ -144,6 +207,7 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="mbs_osim_forward_")
     try:
+        run_pendulums(mbstudy, src, work)
         run_arm26(mbstudy, src, opt.get("--models"), work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
