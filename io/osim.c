@@ -98,6 +98,7 @@ struct mbs_osim_model {
   int njoint, cap_joint;
   mbs_error* err;
   const mbs_osim_options* opt;
+  int old_thelen;  // Thelen2003Muscles of an OpenSim 1.x/2.x document read as the deprecated
 };
 
 static int grow(void** p, int* cap, int need, size_t size) {
@@ -1715,9 +1716,22 @@ static int add_path_force(mbs_osim_model* m, xmlNodePtr e, const mbs_osim_record
 
 // the class a force of class `kind` is read as: the options' renames (OpenSim's
 // Object::renameType), else itself
-static const char* renamed_type(const mbs_osim_model* m, const char* kind) {
+// Documents of OpenSim 1.x and 2.x (Version below 30000) were made with the Thelen2003Muscle of
+// those versions, which OpenSim 4 keeps as Thelen2003Muscle_Deprecated (OpenSim 3 replaced the
+// class under the same name); their muscles are read as that model, as OpenSim's own tests run
+// such files, unless a rename says otherwise. Said once per model.
+static const char* renamed_type(mbs_osim_model* m, const char* kind, int line) {
   for (int i = 0; m->opt && i < m->opt->nrename_types; i++)
     if (!strcmp(m->opt->rename_types[2 * i], kind)) return m->opt->rename_types[2 * i + 1];
+  if (m->version < 30000 && !strcmp(kind, "Thelen2003Muscle")) {
+    if (!m->old_thelen++)
+      warn_at(m, line, "Model", m->name,
+              "an OpenSim %d.x document: its Thelen2003Muscles are read as "
+              "Thelen2003Muscle_Deprecated, the Thelen model of OpenSim 1.x and 2.x that it was "
+              "made with (run-tool --rename-type Thelen2003Muscle=Thelen2003Muscle reads them "
+              "as OpenSim 4's)", m->version / 10000);
+    return "Thelen2003Muscle_Deprecated";
+  }
   return kind;
 }
 
@@ -1727,7 +1741,7 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr force_set, const control_fn
   const char *first_path_kind = NULL, *first_path_name = NULL;
   for (xmlNodePtr e = objs ? objs->children : NULL; e; e = e->next) {
     if (!is_elem(e)) continue;
-    const char* kind = renamed_type(m, tag(e));
+    const char* kind = renamed_type(m, tag(e), line_of(e));
     const char* nm = keep_name(m, e);
     const int line = line_of(e);
     if (!read_bool(m, e, "appliesForce", 1) || read_bool(m, e, "isDisabled", 0)) {
