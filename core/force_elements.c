@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "mbs/force.h"
+#include "mbs/path_force.h"
 #include "model_impl.h"
 
 //---------------------------------- helpers ----------------------------------------------------
@@ -461,6 +462,38 @@ static void external_force_apply(const mbs_system* sys, mbs_state* st, const mbs
   }
 }
 
+int mbs_get_external_force(const mbs_system* sys, mbs_state* st, int force, int* body,
+                           double force_G[3], double point_G[3], double torque_G[3]) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_POSITION, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce || sys->force[force].type != MBS_FORCE_EXTERNAL)
+    return MBS_FAIL(&st->err, MBS_ERR_ARGUMENT, sys->name,
+                    "%s: force %d is not an external force", __func__, force);
+  const mbs_force_desc* f = &sys->force[force];
+  const double* R = st->X_GB[f->body2].R;
+  double v[3], x[3];
+  if (body) *body = f->body1;
+  if (force_G) {
+    for (int i = 0; i < 3; i++)
+      v[i] = f->iarg[EX_FORCE] >= 0 ? eval_time_function(sys, st, f->iarg[EX_FORCE + i]) : 0;
+    mbs_m33_vec(force_G, R, v);
+  }
+  if (point_G) {
+    if (f->iarg[EX_POINT] >= 0) {
+      for (int i = 0; i < 3; i++) x[i] = eval_time_function(sys, st, f->iarg[EX_POINT + i]);
+      mbs_force_station(st, f->iarg[EX_POINT_BODY], x, point_G, NULL);
+    } else {
+      mbs_v3_copy(point_G, st->X_GB[f->body1].p);
+    }
+  }
+  if (torque_G) {
+    for (int i = 0; i < 3; i++)
+      v[i] = f->iarg[EX_TORQUE] >= 0 ? eval_time_function(sys, st, f->iarg[EX_TORQUE + i]) : 0;
+    mbs_m33_vec(torque_G, R, v);
+  }
+  return MBS_OK;
+}
+
 int mbs_system_add_external_force(mbs_system* sys, const mbs_external_force_spec* s) {
   static const char kind[] = "external_force";
   int rc = mbs_system_check_building(sys, __func__);
@@ -769,6 +802,75 @@ int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, do
                        f->type == MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR ||
                        f->type == MBS_FORCE_PATH_ACTUATOR;  // its report starts with it
   *tension = actuator ? st->force_cache[f->cache_adr] : 0.0;
+  return MBS_OK;
+}
+
+// An actuator's speed and power as OpenSim reports them (Actuation analysis) [Dynamics]
+int mbs_get_actuator_speed(const mbs_system* sys, mbs_state* st, int force, double* speed,
+                           double* power) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce)
+    return mbs_error_set(&st->err, MBS_ERR_ARGUMENT, __func__, __LINE__, sys->name,
+                         "%s: force %d does not exist (0..%d)", __func__, force, sys->nforce - 1);
+  const mbs_force_desc* f = &sys->force[force];
+  const double* p = st->param + f->param_adr;
+  const double tension = st->force_cache[f->cache_adr];
+  double v = 0, pw = 0;
+  switch (f->type) {
+    case MBS_FORCE_COORDINATE_ACTUATOR:
+    case MBS_FORCE_ACTIVATION_COORDINATE_ACTUATOR:
+      v = st->u[f->uindex];
+      pw = tension * v;
+      break;
+    case MBS_FORCE_POINT_ACTUATOR: {  // the speed of its point (OpenSim: the norm)
+      const int b = f->body1;
+      double pB[3], pG[3], vG[3], r[3];
+      if (f->iarg[AC_FLAG1]) {  // a global point: the body's point that is there now
+        mbs_v3_sub(r, p + PA_POINT, st->X_GB[b].p);
+        mbs_m33_tvec(pB, st->X_GB[b].R, r);
+      } else {
+        mbs_v3_copy(pB, p + PA_POINT);
+      }
+      mbs_force_station(st, b, pB, pG, vG);
+      v = mbs_v3_norm(vG);
+      pw = tension * v;
+      break;
+    }
+    case MBS_FORCE_TORQUE_ACTUATOR: {  // A's angular velocity relative to B about the axis
+      double a[3], w[3];
+      mbs_v3_scale(a, p + TA_AXIS, 1.0 / mbs_v3_norm(p + TA_AXIS));
+      if (!f->iarg[AC_FLAG1]) {
+        double t[3];
+        mbs_m33_vec(t, st->X_GB[f->body1].R, a);
+        mbs_v3_copy(a, t);
+      }
+      mbs_v3_sub(w, st->V_GB + 6 * f->body1, st->V_GB + 6 * f->body2);
+      v = mbs_v3_dot(a, w);
+      pw = tension * v;
+      break;
+    }
+    case MBS_FORCE_PATH_ACTUATOR: {
+      mbs_path_force_report r;
+      if ((rc = mbs_get_path_force_report(sys, st, force, &r))) return rc;
+      v = r.lengthening_speed;
+      pw = -r.tension * v;
+      break;
+    }
+    case MBS_FORCE_MUSCLE: {
+      mbs_muscle_report r;
+      if ((rc = mbs_get_muscle_report(sys, st, force, &r))) return rc;
+      v = r.path_speed;
+      pw = r.muscle_power;
+      break;
+    }
+    default:
+      return mbs_error_set(&st->err, MBS_ERR_ARGUMENT, __func__, __LINE__, sys->name,
+                           "%s: force '%s' (%s) is not an actuator", __func__, f->name,
+                           mbs_force_kind(sys, force));
+  }
+  if (speed) *speed = v;
+  if (power) *power = pw;
   return MBS_OK;
 }
 

@@ -254,6 +254,27 @@ int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
   return MBS_OK;
 }
 
+int mbs_get_muscle_output(const mbs_system* sys, mbs_state* st, int force,
+                          mbs_muscle_output* out) {
+  int rc = mbs_check_stage(sys, st, MBS_STAGE_DYNAMICS, __func__);
+  if (rc) return rc;
+  if (force < 0 || force >= sys->nforce || sys->force[force].type != MBS_FORCE_MUSCLE || !out)
+    return mbs_error_set(&st->err, MBS_ERR_ARGUMENT, __func__, __LINE__, sys->name,
+                         "%s: force %d is not a muscle", __func__, force);
+  // the model evaluated again as muscle_apply evaluates it (the report keeps only a part)
+  const mbs_force_desc* f = &sys->force[force];
+  mbs_path_eval_out o;
+  mbs_path_eval(sys, st, f->iarg[MI_PATH], &o, 1);
+  const int ia = f->iarg[MI_ACT], ifb = f->iarg[MI_FIBER];
+  const double a = ia >= 0 ? st->z[ia] : excitation_of(st, f);
+  mbs_error e;
+  if (mbs_muscle_eval_states(model_of(st, f), o.length, o.speed, a, ifb >= 0 ? st->z + ifb : NULL,
+                             out, &e) != MBS_OK)
+    return mbs_error_set(&st->err, e.code, __func__, __LINE__, f->name, "muscle '%s': %s",
+                         f->name, e.message);
+  return MBS_OK;
+}
+
 int mbs_force_path(const mbs_system* sys, int force) {
   if (force < 0 || force >= sys->nforce || sys->force[force].type != MBS_FORCE_MUSCLE) return -1;
   return sys->force[force].iarg[MI_PATH];

@@ -746,7 +746,13 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
   if (!st) return fail_at(m, r->line, r->kind, r->name, MBS_ERR_PARSE, "<SpatialTransform> missing");
   memset(fm, 0, sizeof(*fm));
   fm->ncoord = nc;
-  int used_rot[6] = {0}, used_tr[6] = {0};
+  // each coordinate's motion type as OpenSim 4 gives it (CustomJoint::constructCoordinates):
+  // through the axes in order, one that uses it through a LinearFunction of slope +-1 (or no
+  // function: the identity) makes it rotational (rotation1..3) or translational; one with any
+  // other function makes it coupled unless it is already one of those. So a knee that rotates
+  // with its angle and slides along splines of it is rotational.
+  enum { MT_NONE = 0, MT_ROT, MT_TRANS, MT_COUPLED };
+  int mt[6] = {MT_NONE, MT_NONE, MT_NONE, MT_NONE, MT_NONE, MT_NONE};
   static const char* axes[6] = {"rotation1", "rotation2", "rotation3",
                                 "translation1", "translation2", "translation3"};
   for (int a = 0; a < 6; a++) {
@@ -790,8 +796,6 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
       if (sa->coord < 0)
         return fail_at(m, line_of(ta), r->kind, r->name, MBS_ERR_PARSE,
                        "%s uses coordinate '%s', which is not one of the joint's", axes[a], cn);
-      if (a < 3) used_rot[sa->coord] = 1;
-      else used_tr[sa->coord] = 1;
     }
     xmlNodePtr fn = child(ta, "function");
     fn = fn ? first_elem(fn) : NULL;
@@ -801,6 +805,14 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
           fn = c;
           break;
         }
+    }
+    if (sa->coord >= 0) {  // the coordinate's motion type
+      double c[2] = {1, 0};
+      const int linear = !fn || (!strcmp(tag(fn), "LinearFunction") &&
+                                 read_numbers(m, fn, "coefficients", c, 2, r->kind, r->name));
+      if (fn && !strcmp(tag(fn), "LinearFunction") && !linear) return m->err->code;
+      if (linear && fabs(c[0]) == 1) mt[sa->coord] = a < 3 ? MT_ROT : MT_TRANS;
+      else if (mt[sa->coord] == MT_NONE) mt[sa->coord] = MT_COUPLED;
     }
     if (!fn) {  // no function: identity in the coordinate (OpenSim's default is linear 1 0)
       if (sa->coord < 0) {
@@ -820,9 +832,9 @@ static int custom_joint(mbs_osim_model* m, joint_rec* r, xmlNodePtr* coords, int
     if (sa->function < 0) return sa->function;
   }
   for (int k = 0; k < nc; k++)
-    motion[k] = used_rot[k] && used_tr[k] ? MBS_OSIM_COUPLED
-                : used_tr[k]              ? MBS_OSIM_TRANSLATIONAL
-                                          : MBS_OSIM_ROTATIONAL;
+    motion[k] = mt[k] == MT_COUPLED ? MBS_OSIM_COUPLED
+                : mt[k] == MT_TRANS ? MBS_OSIM_TRANSLATIONAL
+                                    : MBS_OSIM_ROTATIONAL;
   return MBS_OK;
 }
 
@@ -1748,6 +1760,10 @@ static int read_forces(mbs_osim_model* m, xmlNodePtr force_set, const control_fn
       warn_at(m, line, kind, nm, "does not apply force (appliesForce false); left out");
       continue;
     }
+    int excluded = 0;  // a tool's forces_to_exclude
+    for (int i = 0; m->opt && i < m->opt->nexclude_forces && !excluded; i++)
+      excluded = !strcmp(m->opt->exclude_forces[i], nm);
+    if (excluded) continue;
     char* owner = keep(m, mbs_format_string("/forceset/%s", nm));
     int rc = collect_offset_frames(m, child(e, "frames"), owner);
     if (rc) return rc;

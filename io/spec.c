@@ -1558,9 +1558,9 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
 static const char* const top_keys[] = {
     "model",   "external_loads", "simulation", "parameters",  "outputs", "sampling",
     "execution", "output",       "posture",    "sensitivity", "fit",     "calibration",
-    "cohort"};
+    "cohort",    "pipeline"};
 enum { TOP_MODEL, TOP_LOADS, TOP_SIM, TOP_PARAMS, TOP_OUTPUTS, TOP_SAMPLING, TOP_EXEC, TOP_OUTPUT,
-       TOP_POSTURE, TOP_SENSITIVITY, TOP_FIT, TOP_CALIBRATION, TOP_COHORT, TOP_N };
+       TOP_POSTURE, TOP_SENSITIVITY, TOP_FIT, TOP_CALIBRATION, TOP_COHORT, TOP_PIPELINE, TOP_N };
 // the sections whose contents the study types read themselves (mbs_spec_section)
 enum { TOP_FIRST_SECTION = TOP_SENSITIVITY };
 
@@ -1611,7 +1611,8 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   if (f[TOP_PARAMS].present &&
       (rc = read_parameters(c, s, f[TOP_PARAMS].value, f[TOP_PARAMS].line)))
     return rc;
-  s->outputs = MBS_OUT_Q | MBS_OUT_U;  // when outputs.trajectories is absent
+  // when outputs.trajectories is absent (a pipeline study's trajectories are its tools')
+  s->outputs = f[TOP_PIPELINE].present ? 0 : MBS_OUT_Q | MBS_OUT_U;
   if (f[TOP_OUTPUTS].present &&
       (rc = read_outputs(c, s, f[TOP_OUTPUTS].value, f[TOP_OUTPUTS].line)))
     return rc;

@@ -599,7 +599,8 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     rc = make_dataset(path, err, s->file, s->gcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &s->time);
     if (!rc) rc = write_all(path, err, s->time, H5T_NATIVE_DOUBLE, L->times, "/time");
-    if (!rc) rc = mbs_h5_attr_string(path, err, s->time, "units", "s");
+    if (!rc) rc = mbs_h5_attr_string(path, err, s->time, "units",
+                                     L->time_units ? L->time_units : "s");
     if (rc) goto done;
     H5TRY(H5DSset_scale(s->time, "time"), "make '/time' a dimension scale");
   }

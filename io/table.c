@@ -457,6 +457,10 @@ int mbs_table_read_sto(const char* path, mbs_table** out, mbs_error* err) {
                   path, f.line);
     goto done;
   }
+  {  // a motion file without a version line is SIMM's, in degrees (as OpenSim's Storage reads it)
+    const size_t n = strlen(path);
+    if (t->version < 1 && n >= 4 && !strcasecmp(path + n - 4, ".mot")) t->in_degrees = 1;
+  }
   if (!t->name && !(t->name = dup_str(""))) {
     rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path);
     goto done;
@@ -922,6 +926,48 @@ int mbs_table_write_sto(const mbs_table* t, const char* path, int version, mbs_e
     for (int c = 0; c < t->ncol; c++) {
       if (c) fputc('\t', f);
       put_double(f, row[c]);
+    }
+    fputc('\n', f);
+  }
+  const int failed = ferror(f);
+  const int close_failed = fclose(f) != 0;
+  if (failed || close_failed)
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: write failed: %s", path, strerror(errno));
+  return MBS_OK;
+}
+
+int mbs_table_write_trc(const mbs_table* t, const char* path, mbs_error* err) {
+  if (!t || !path || t->nmarkers < 1 || t->ncol != 1 + 3 * t->nmarkers || !t->markers)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, path ? path : "table",
+                    "%s: a marker file needs a table of markers (time, then x, y, z of each)",
+                    path ? path : "table");
+  FILE* f = fopen(path, "w");
+  if (!f) return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot write: %s", path, strerror(errno));
+  const char* base = strrchr(path, '/');
+  const double rate = t->nrow > 1 ? (t->nrow - 1) / (mbs_table_get(t, t->nrow - 1, 0) -
+                                                     mbs_table_get(t, 0, 0)) : 1;
+  const char* units = t->units ? t->units : "m";
+  fprintf(f, "PathFileType\t4\t(X/Y/Z)\t%s\n", base ? base + 1 : path);
+  fprintf(f, "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\t"
+             "OrigDataStartFrame\tOrigNumFrames\n");
+  fprintf(f, "%.10g\t%.10g\t%d\t%d\t%s\t%.10g\t1\t%d\n", rate, rate, t->nrow, t->nmarkers,
+          units, rate, t->nrow);
+  fputs("Frame#\tTime", f);
+  for (int m = 0; m < t->nmarkers; m++) fprintf(f, "\t%s\t\t", t->markers[m]);
+  fputs("\n\t", f);
+  for (int m = 0; m < t->nmarkers; m++) fprintf(f, "\tX%d\tY%d\tZ%d", m + 1, m + 1, m + 1);
+  fputs("\n\n", f);
+  for (int r = 0; r < t->nrow; r++) {
+    const double* row = t->data + (size_t)r * t->ncol;
+    fprintf(f, "%d\t", r + 1);
+    put_double(f, row[0]);
+    for (int m = 0; m < t->nmarkers; m++) {
+      const int seen = isfinite(row[1 + 3 * m]) && isfinite(row[2 + 3 * m]) &&
+                       isfinite(row[3 + 3 * m]);
+      for (int k = 0; k < 3; k++) {
+        fputc('\t', f);
+        if (seen) put_double(f, row[1 + 3 * m + k]);  // a marker not seen: empty fields
+      }
     }
     fputc('\n', f);
   }

@@ -9,6 +9,7 @@
 #include "inspect_cmd.h"
 #include "run_cmd.h"
 #include "run_tool.h"
+#include "tool_id.h"
 #include "mbs/mbs.h"
 
 static void usage(FILE* f) {
@@ -41,6 +42,9 @@ static void usage(FILE* f) {
           "  run-tool SETUP.xml [--results DIR] [--quiet]\n"
           "            run an OpenSim tool setup file (ForwardTool) as OpenSim does: its model,\n"
           "            times, controllers, initial states, external loads; OpenSim's results\n"
+          "  inverse-dynamics --model MODEL.osim --coordinates FILE.mot [--external-loads X.xml]\n"
+          "            [--lowpass HZ] [--time-range T0 T1] [--exclude NAME]... [--out FILE.sto]\n"
+          "            OpenSim's InverseDynamicsTool from flags (--help for all of them)\n"
           "  inspect FILE.h5\n"
           "            samples done and failed, parameters, outputs and provenance of a study\n"
           "  export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "run-tool")) return mbs_cmd_run_tool(argc - 2, argv + 2);
+  if (!strcmp(cmd, "inverse-dynamics")) return mbs_cmd_inverse_dynamics(argc - 2, argv + 2);
   if (!strcmp(cmd, "inspect")) return mbs_cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "export")) return mbs_cmd_export(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

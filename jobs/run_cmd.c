@@ -12,6 +12,7 @@
 #include "plot_util.h"
 #include "posture_report.h"
 #include "progress.h"
+#include "run_tool.h"
 #include "sensitivity_plot.h"
 
 // launched by mpirun (Open MPI, MPICH/Hydra, Slurm's PMI)?
@@ -165,6 +166,7 @@ int mbs_cmd_run(int argc, char** argv) {
   o.force = force;
   o.use_mpi = use_mpi;
   o.log = stderr;
+  o.run_tool = mbs_run_tool_quietly;  // the pipeline study's chain of OpenSim's tools
   mbs_progress prog;
   if (rank == 0 && !quiet) {
     fprintf(stderr, "mbstudy run: %s: a study of '%s', %d rank%s\n", spec_path, spec->model,
@@ -177,6 +179,7 @@ int mbs_cmd_run(int argc, char** argv) {
   rc = mbs_study_run(spec, &o, &res, &err);
   if (rank == 0 && !quiet && (rc == MBS_OK || rc == MBS_ERR_INTERRUPTED)) {
     prog.done = res.skipped + res.done;
+    if (prog.total <= 0) prog.total = res.samples;  // a study whose count the spec does not say
     mbs_progress_finish(&prog);
   }
   int exit_code = 0;

@@ -7,6 +7,10 @@
 const mbs_tool mbs_tools[] = {
     {"ForwardTool", "forward simulation of a model under its controls (OpenSim's forward tool)",
      mbs_tool_forward},
+    {"InverseKinematicsTool", "inverse kinematics from markers", mbs_tool_inverse_kinematics},
+    {"InverseDynamicsTool", "inverse dynamics (OpenSim's ID tool)", mbs_tool_inverse_dynamics},
+    {"ScaleTool", "model scaling to a subject (OpenSim's scale tool)", mbs_tool_scale},
+    {"AnalyzeTool", "analyses of a model's states (OpenSim's analyze tool)", mbs_tool_analyze},
     {NULL, NULL, NULL},
 };
 
@@ -67,26 +71,40 @@ int mbs_cmd_run_tool(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  return mbs_run_tool_setup(setup, &o);
+}
+
+int mbs_run_tool_setup(const char* setup, const mbs_tool_options* o) {
   mbs_error err;
   mbs_error_clear(&err);
   mbs_setup* s = mbs_setup_read(setup, &err);
   if (!s) {
-    fprintf(stderr, "mbstudy run-tool: %s\n", err.message);
+    fprintf(o->log, "mbstudy run-tool: %s\n", err.message);
     return 1;
   }
   const mbs_tool* tool = NULL;
   for (const mbs_tool* t = mbs_tools; t->element && !tool; t++)
     if (!strcmp(t->element, mbs_setup_tool(s))) tool = t;
   if (!tool) {
-    fprintf(stderr, "mbstudy run-tool: %s:%d: <%s> is not a tool mbstudy runs (", setup,
+    fprintf(o->log, "mbstudy run-tool: %s:%d: <%s> is not a tool mbstudy runs (", setup,
             mbs_setup_line(mbs_setup_root(s)), mbs_setup_tool(s));
     for (const mbs_tool* t = mbs_tools; t->element; t++)
-      fprintf(stderr, "%s%s", t == mbs_tools ? "" : ", ", t->element);
-    fprintf(stderr, ")\n");
+      fprintf(o->log, "%s%s", t == mbs_tools ? "" : ", ", t->element);
+    fprintf(o->log, ")\n");
     mbs_setup_free(s);
     return 1;
   }
-  const int rc = tool->run(s, &o);
+  const int rc = tool->run(s, o);
   mbs_setup_free(s);
   return rc;
+}
+
+int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir, FILE* log) {
+  (void)user;
+  mbs_tool_options o;
+  memset(&o, 0, sizeof(o));
+  o.results_dir = results_dir;
+  o.quiet = 1;
+  o.log = log;
+  return mbs_run_tool_setup(setup, &o);
 }

@@ -32,8 +32,17 @@ extern const mbs_tool mbs_tools[];
 
 // argv starts after "run-tool"
 int mbs_cmd_run_tool(int argc, char** argv);
+// Run a setup file with the tool its element names; 0 on success, 1 on failure (the message
+// on o->log).
+int mbs_run_tool_setup(const char* setup, const mbs_tool_options* o);
+// The same without progress, for a study's chain of tools (mbs_study_options.run_tool).
+int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir, FILE* log);
 
 // the tools (one file each)
 int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o);
+int mbs_tool_inverse_kinematics(mbs_setup* s, const mbs_tool_options* o);
+int mbs_tool_inverse_dynamics(mbs_setup* s, const mbs_tool_options* o);
+int mbs_tool_scale(mbs_setup* s, const mbs_tool_options* o);
+int mbs_tool_analyze(mbs_setup* s, const mbs_tool_options* o);
 
 #endif  // MBS_JOBS_RUN_TOOL_H_

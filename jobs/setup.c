@@ -206,7 +206,7 @@ char* mbs_setup_file(mbs_setup* s, mbs_setup_node* n, const char* key) {
 }
 
 mbs_setup_node* mbs_setup_item(mbs_setup* s, mbs_setup_node* n, const char* key, int i) {
-  mbs_setup_node* set = mbs_setup_child(s, n, key);
+  mbs_setup_node* set = key ? mbs_setup_child(s, n, key) : n ? n : HANDLE(s->tool);
   if (!set) return NULL;
   xmlNodePtr list = NODE(set);
   for (xmlNodePtr c = list->children; c; c = c->next)
@@ -245,12 +245,87 @@ void mbs_setup_mark_all(mbs_setup* s, mbs_setup_node* n) {
 }
 
 int mbs_setup_warn_unused(const mbs_setup* s, FILE* out) {
+  return mbs_setup_warn_unused_in(s, HANDLE(s->tool), out);
+}
+
+int mbs_setup_warn_unused_in(const mbs_setup* s, const mbs_setup_node* node, FILE* out) {
   int n = 0;
-  for (xmlNodePtr c = s->tool->children; c; c = c->next) {
+  for (xmlNodePtr c = node ? NODE(node)->children : NULL; c; c = c->next) {
     if (!is_elem(c) || c->_private) continue;
     fprintf(out, "mbstudy run-tool: warning: %s:%d: <%s>: not used by mbstudy's %s; ignored\n",
             s->path, c->line, (const char*)c->name, mbs_setup_tool(s));
     n++;
   }
   return n;
+}
+
+const char* mbs_setup_attribute(const mbs_setup_node* n, const char* attr) {
+  // the attribute's text lives in the document; trimmed in place
+  for (xmlAttrPtr a = n ? NODE(n)->properties : NULL; a; a = a->next) {
+    if (strcmp((const char*)a->name, attr) || !a->children || !a->children->content) continue;
+    char* c = (char*)a->children->content;
+    while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
+    size_t l = strlen(c);
+    while (l && (c[l - 1] == ' ' || c[l - 1] == '\t' || c[l - 1] == '\n' || c[l - 1] == '\r'))
+      c[--l] = 0;
+    return *c ? c : NULL;
+  }
+  return NULL;
+}
+
+char** mbs_setup_file_list(mbs_setup* s, mbs_setup_node* n, const char* key, int* count) {
+  *count = 0;
+  const char* list = mbs_setup_string(s, n, key);
+  char* copy = list ? dup_str(list) : NULL;
+  char** out = NULL;
+  char* save = NULL;
+  for (char* f = copy ? strtok_r(copy, " \t\r\n", &save) : NULL; f;
+       f = strtok_r(NULL, " \t\r\n", &save)) {
+    char** g = realloc(out, (size_t)(*count + 1) * sizeof(char*));
+    char* r = g ? mbs_setup_resolve(s, f) : NULL;
+    if (!r) {
+      free(g ? g : out);
+      if (g) out = NULL;
+      break;
+    }
+    out = g;
+    out[(*count)++] = r;
+  }
+  free(copy);
+  return out;
+}
+
+void mbs_setup_free_list(char** list, int count) {
+  for (int i = 0; list && i < count; i++) free(list[i]);
+  free(list);
+}
+
+char* mbs_setup_tool_controls(mbs_setup* s, const char* given, FILE* log) {
+  char* controls = given ? dup_str(given) : NULL;
+  for (int i = 0;; i++) {
+    mbs_setup_node* c = mbs_setup_item(s, NULL, "ControllerSet", i);
+    if (!c) break;
+    mbs_setup_mark_all(s, c);
+    if (!strcmp(mbs_setup_kind(c), "ControlSetController")) {
+      char* f = mbs_setup_file(s, c, "controls_file");
+      if (f && controls) {
+        fprintf(log, "mbstudy run-tool: warning: %s:%d: a second controls file (%s); only %s is "
+                     "applied\n", s->path, mbs_setup_line(c), f, controls);
+        free(f);
+      } else if (f) {
+        controls = f;
+      }
+      const char* acts = mbs_setup_string(s, c, "actuator_list");
+      if (acts && strcmp(acts, "ALL"))
+        fprintf(log, "mbstudy run-tool: warning: %s:%d: the controls drive every actuator they "
+                     "name (actuator_list '%s' is not applied)\n", s->path, mbs_setup_line(c),
+                acts);
+    } else {
+      fprintf(log, "mbstudy run-tool: warning: %s:%d: controller %s '%s' is not supported in a "
+                   "tool's ControllerSet; not run\n", s->path, mbs_setup_line(c),
+              mbs_setup_kind(c), mbs_setup_node_name(c));
+    }
+  }
+  mbs_setup_child(s, NULL, "ControllerSet");
+  return controls;
 }

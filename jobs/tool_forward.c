@@ -26,24 +26,6 @@
 
 #define LOG(o, ...) fprintf((o)->log, __VA_ARGS__)
 
-// mkdir -p
-static int make_dirs(const char* path) {
-  char* p = strdup(path);
-  if (!p) return -1;
-  for (char* c = p + 1; *c; c++)
-    if (*c == '/') {
-      *c = 0;
-      if (mkdir(p, 0777) && errno != EEXIST) {
-        free(p);
-        return -1;
-      }
-      *c = '/';
-    }
-  const int rc = mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
-  free(p);
-  return rc;
-}
-
 typedef struct forward_out {
   const mbs_osim_model* m;
   mbs_sto_writer *states, *degrees, *controls;
@@ -218,44 +200,11 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
   if (specified_dt)
     LOG(o, "mbstudy run-tool: warning: %s: use_specified_dt is not supported; the integrator "
            "chooses its steps\n", mbs_setup_path(s));
-  // force sets: a list of file names
-  {
-    const char* list = mbs_setup_string(s, NULL, "force_set_files");
-    char* copy = list ? strdup(list) : NULL;
-    char* save = NULL;
-    for (char* f = copy ? strtok_r(copy, " \t\r\n", &save) : NULL; f;
-         f = strtok_r(NULL, " \t\r\n", &save)) {
-      char** g = realloc(fsets, (size_t)(nfsets + 1) * sizeof(char*));
-      if (!g) break;
-      fsets = g;
-      fsets[nfsets++] = mbs_setup_resolve(s, f);
-    }
-    free(copy);
-  }
-  // controllers of the tool: ControlSetControllers name the controls file
-  for (int i = 0;; i++) {
-    mbs_setup_node* c = mbs_setup_item(s, NULL, "ControllerSet", i);
-    if (!c) break;
-    mbs_setup_mark_all(s, c);
-    if (!strcmp(mbs_setup_kind(c), "ControlSetController")) {
-      char* f = mbs_setup_file(s, c, "controls_file");
-      if (f && controls) {
-        LOG(o, "mbstudy run-tool: warning: %s:%d: a second controls file (%s); only %s is "
-               "applied\n", mbs_setup_path(s), mbs_setup_line(c), f, controls);
-        free(f);
-      } else if (f) {
-        controls = f;
-      }
-      const char* acts = mbs_setup_string(s, c, "actuator_list");
-      if (acts && strcmp(acts, "ALL"))
-        LOG(o, "mbstudy run-tool: warning: %s:%d: the controls drive every actuator they name "
-               "(actuator_list '%s' is not applied)\n", mbs_setup_path(s), mbs_setup_line(c),
-            acts);
-    } else {
-      LOG(o, "mbstudy run-tool: warning: %s:%d: controller %s '%s' is not supported in a "
-             "tool's ControllerSet; not run\n", mbs_setup_path(s), mbs_setup_line(c),
-          mbs_setup_kind(c), mbs_setup_node_name(c));
-    }
+  fsets = mbs_setup_file_list(s, NULL, "force_set_files", &nfsets);
+  {  // the ControllerSet's controls file (or the older setups' controls_file)
+    char* c = mbs_setup_tool_controls(s, controls, o->log);
+    free(controls);
+    controls = c;
   }
   for (int i = 0;; i++) {
     mbs_setup_node* a = mbs_setup_item(s, NULL, "AnalysisSet", i);
@@ -266,7 +215,6 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
         mbs_setup_node_name(a));
   }
   mbs_setup_child(s, NULL, "AnalysisSet");
-  mbs_setup_child(s, NULL, "ControllerSet");
   mbs_setup_warn_unused(s, o->log);
   // the model, with the tool's loads, controls and forces
   {
@@ -306,7 +254,7 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
     goto done;
   }
   // result files
-  if (make_dirs(results)) {
+  if (mbs_make_dirs(results)) {
     LOG(o, "mbstudy run-tool: cannot create the results directory %s: %s\n", results,
         strerror(errno));
     goto done;
@@ -416,8 +364,7 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
 done:
   mbs_state_destroy(st);
   mbs_osim_free(m);
-  for (int i = 0; i < nfsets; i++) free(fsets[i]);
-  free(fsets);
+  mbs_setup_free_list(fsets, nfsets);
   free(out.row);
   free(out.drow);
   free(out.crow);

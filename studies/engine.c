@@ -309,6 +309,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   P.rank = R.rank;
   P.nranks = R.nranks;
   P.log = log;
+  P.run_tool = opt->run_tool;
+  P.run_tool_user = opt->run_tool_user;
   int rc = mbs_driver_create(spec, &D, err);
   if (rc == MBS_OK) {
     P.study_type = D.ops->name;

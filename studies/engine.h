@@ -72,7 +72,8 @@ typedef struct mbs_param_plan {
 } mbs_param_plan;
 
 enum { MBS_Q_Q = 0, MBS_Q_U, MBS_Q_COM, MBS_Q_BODY_POS, MBS_Q_BODY_ORI, MBS_Q_CONTACT,
-       MBS_Q_REACTION, MBS_Q_Z, MBS_Q_MUSCLE };
+       MBS_Q_REACTION, MBS_Q_Z, MBS_Q_MUSCLE,
+       MBS_Q_DRIVER };  // filled by a driver that evaluates its samples itself
 
 typedef struct mbs_quantity_plan {
   char* name;
@@ -146,6 +147,12 @@ typedef struct mbs_plan {
                                    // driver, an upper bound for an iterative one
   int rank, nranks;
   FILE* log;                       // warnings (rank 0); never NULL on rank 0
+  const char* time_units;          // the frames' axis (/time): NULL for s; a driver that sets
+                                   // its own frames may say otherwise ("%" of a cycle)
+  // runs an OpenSim tool setup file, as `mbstudy run-tool` (mbs_study_options.run_tool), for
+  // study types that chain tools; NULL where the caller gives none
+  int (*run_tool)(void* user, const char* setup, const char* results_dir, FILE* log);
+  void* run_tool_user;
   int nattr;                       // the driver's root attributes for the result file
   char* attr_key[MBS_PLAN_MAX_ATTRIBUTES];
   char* attr_value[MBS_PLAN_MAX_ATTRIBUTES];
@@ -168,6 +175,14 @@ int mbs_plan_add_axis(mbs_plan* P, const char* name, const char* unit, const dou
                       int n, mbs_error* err);
 int mbs_plan_params(mbs_plan* P, mbs_error* err);
 int mbs_plan_outputs(mbs_plan* P, mbs_error* err);
+// The frames of a driver that evaluates its samples itself (ops->evaluate): n frames at
+// `times` (copied), in `units` (kept: a literal). Lays out the quantities again.
+int mbs_plan_set_frames(mbs_plan* P, int n, const double* times, const char* units,
+                        mbs_error* err);
+// A trajectory such a driver fills (kind MBS_Q_DRIVER), ncomp components named comps, in
+// `unit` (kept: a literal); its index in P->quant, or a negative status.
+int mbs_plan_add_driver_quantity(mbs_plan* P, const char* name, int ncomp,
+                                 const char* const* comps, const char* unit, mbs_error* err);
 // a per-sample result of the driver, stored as /scalars/<name>
 int mbs_plan_add_result(mbs_plan* P, const char* name, const char* unit, mbs_error* err);
 int mbs_plan_events_and_scalars(mbs_plan* P, mbs_error* err);
@@ -221,6 +236,7 @@ typedef struct mbs_sample {
   void* scratch;                   // the driver's per-thread scratch (ops->scratch bytes)
   void* prep_scratch;              // the preparation's (D->prep)
   int stopped;                     // stopped by a signal: not recorded
+  char message[512];               // why an evaluating driver's sample failed (ops->evaluate)
   double wall;                     // s
   long steps;
 } mbs_sample;
@@ -281,6 +297,11 @@ typedef struct mbs_driver_ops {
   int (*prepare)(const mbs_driver* d, mbs_sample* r);
   // optional: per-sample results after the simulation (status: the run's). Any thread.
   void (*results)(const mbs_driver* d, mbs_sample* r, int status);
+  // optional: evaluate the sample itself instead of simulating a State (a chain of tools):
+  // fill r->traj for every quantity (frames 0 .. r->frames - 1) and r->results; on failure
+  // return the status with the reason in r->message. Scalars follow from the trajectories and
+  // results as for simulated samples. Any thread.
+  int (*evaluate)(const mbs_driver* d, mbs_sample* r);
   // iterative drivers: a completed batch (rank 0)
   int (*absorb)(mbs_driver* d, const mbs_plan* P, const mbs_batch_results* b, mbs_error* err);
   // optional: its own results, written into the complete result file at `path` (rank 0; the

@@ -122,7 +122,7 @@ static int open_store(mbs_merger* M) {
     all[na++] = (mbs_store_attribute){P->attr_key[i], P->attr_value[i]};
   static const double pct[5] = {5, 25, 50, 75, 95};
   const mbs_store_layout layout = {P->nsamples, P->np, pn, pu, P->nframes, P->times, nq, sq,
-                                   P->nscal, sn, su, 5, pct, na, all, 0};
+                                   P->nscal, sn, su, 5, pct, na, all, 0, P->time_units};
   if (rc == MBS_OK) {
     M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
     if (!M->store) rc = M->err.code;

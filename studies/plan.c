@@ -88,7 +88,7 @@ int mbs_plan_load_model(mbs_plan* P, mbs_error* err) {
   if (!P->fn && !P->om)
     return mbs_error_set(err, e.code, "mbs_study_run", 0, e.component, "%s", e.message);
   if (P->om) P->sys = mbs_osim_system(P->om);
-  if (!P->fn && !sp->has_simulation)
+  if (!P->fn && !sp->has_simulation && !mbs_spec_find_section(sp, "pipeline"))
     return mbs_plan_fail(err, MBS_ERR_PARSE, sp, 1, "simulation: missing (required: model '%s' "
                          "is simulated)", sp->model);
   h = mbs_fnv1a(h, sp->text, strlen(sp->text));
@@ -523,6 +523,31 @@ static void lay_out_frames(mbs_plan* P) {
     off += (long)P->nframes * P->quant[i].ncomp;
   }
   P->frame_values = off;
+}
+
+int mbs_plan_set_frames(mbs_plan* P, int n, const double* times, const char* units,
+                        mbs_error* err) {
+  if (n < 1 || !times)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "mbs_plan_set_frames: %d frames", n);
+  double* t = malloc((size_t)n * sizeof(double));
+  if (!t) return NO_MEMORY(err);
+  memcpy(t, times, (size_t)n * sizeof(double));
+  free(P->times);
+  P->times = t;
+  P->nframes = n;
+  P->time_units = units;
+  lay_out_frames(P);
+  return MBS_OK;
+}
+
+int mbs_plan_add_driver_quantity(mbs_plan* P, const char* name, int ncomp,
+                                 const char* const* comps, const char* unit, mbs_error* err) {
+  if (ncomp < 1)
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "'%s': a trajectory with %d components",
+                    name, ncomp);
+  if (add_quantity(P, name, MBS_Q_DRIVER, 0, ncomp, comps, unit)) return NO_MEMORY(err);
+  lay_out_frames(P);
+  return P->nquant - 1;
 }
 
 static const char* const xyz[3] = {"x", "y", "z"};

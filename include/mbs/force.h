@@ -67,6 +67,11 @@ typedef struct mbs_external_force_spec {
   int torque_functions[3];     // N m
 } mbs_external_force_spec;
 int mbs_system_add_external_force(mbs_system* sys, const mbs_external_force_spec* spec);
+// An external force's force, point of application and torque at the State's time, in Ground,
+// and the body it is applied to (any output may be NULL) [Position]. A force without a point
+// acts at the body's origin; missing vectors are zero.
+int mbs_get_external_force(const mbs_system* sys, mbs_state* st, int force, int* body,
+                           double force_G[3], double point_G[3], double torque_G[3]);
 
 // Actuators. Each has a control c (a State variable, mbs_state_controls; starts at
 // `default_control`) or, with control_function >= 0, c = f(t). The tension is
@@ -112,6 +117,16 @@ int mbs_system_add_torque_actuator(mbs_system* sys, const mbs_torque_actuator_sp
 // The current tension (optimal_force * control) of an actuator [Dynamics]; 0 for other forces.
 int mbs_get_actuator_tension(const mbs_system* sys, mbs_state* st, int force, double* tension);
 
+// An actuator's speed and power as OpenSim's Actuation analysis reports them [Dynamics]:
+// coordinate actuators (and activation coordinate actuators) the coordinate's speed, power
+// tension x speed; point actuators the magnitude of the velocity of the point where the force
+// acts (OpenSim 4's PointActuator speed), power tension x speed; torque actuators the angular
+// velocity of body A relative to body B about the torque's axis, power tension x speed; path
+// actuators and muscles the path's lengthening speed, power -tension x speed (a muscle's
+// muscle_power). Either output may be NULL; MBS_ERR_ARGUMENT for forces that are not actuators.
+int mbs_get_actuator_speed(const mbs_system* sys, mbs_state* st, int force, double* speed,
+                           double* power);
+
 // A muscle (include/mbs/muscle.h) pulling along geometry path `path` (include/mbs/path.h) with
 // its tendon force. Its excitation is a control (default_excitation) or, when
 // excitation_function >= 0, that function of time; activation (default_activation) and the
@@ -142,6 +157,12 @@ typedef struct mbs_muscle_report {
 } mbs_muscle_report;
 int mbs_get_muscle_report(const mbs_system* sys, mbs_state* st, int force,
                           mbs_muscle_report* out);
+// Everything about a muscle now (mbs_muscle_output: pennation angular velocity, tendon
+// velocity, fiber force along the tendon, ... besides the report's values): its model evaluated
+// at the State's path length and speed, activation and fiber states, as Dynamics evaluates it
+// [Dynamics]; an error names the muscle.
+int mbs_get_muscle_output(const mbs_system* sys, mbs_state* st, int force,
+                          mbs_muscle_output* out);
 // the path of a muscle, or -1
 int mbs_force_path(const mbs_system* sys, int force);
 // Every muscle's fiber state set to its equilibrium at the State's pose, speeds and activation

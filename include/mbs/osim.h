@@ -22,7 +22,10 @@ typedef struct mbs_osim_model mbs_osim_model;
 typedef enum mbs_osim_motion {
   MBS_OSIM_ROTATIONAL = 0,   // an angle, rad (degrees in OpenSim files that say inDegrees)
   MBS_OSIM_TRANSLATIONAL,    // a length, m
-  MBS_OSIM_COUPLED,          // drives both rotations and translations (CustomJoint)
+  MBS_OSIM_COUPLED,          // a CustomJoint coordinate that no axis uses through a linear
+                             // function of slope +-1 (OpenSim 4's rule: an axis that does
+                             // makes it rotational or translational, so a knee rotating with
+                             // its angle and sliding along splines of it is rotational)
 } mbs_osim_motion;
 
 // A coordinate, in the model's order (joints in file order, coordinates in joint order).
@@ -111,6 +114,10 @@ typedef struct mbs_osim_options {
   // rename_types[2 i], rename_types[2 i + 1]
   const char* const* rename_types;
   int nrename_types;
+  // forces of the ForceSet left out by name, as a tool's forces_to_exclude sets appliesForce
+  // false on them (OpenSim's DynamicsTool): nexclude_forces names in exclude_forces
+  const char* const* exclude_forces;
+  int nexclude_forces;
 } mbs_osim_options;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as

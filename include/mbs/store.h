@@ -50,6 +50,7 @@ typedef struct mbs_store_layout {
   int nattributes;                   // provenance: written as root attributes
   const mbs_store_attribute* attributes;
   int samples_per_chunk;             // 0: chosen so a chunk holds about 256 KiB
+  const char* time_units;            // units of the time axis; NULL: "s"
 } mbs_store_layout;
 
 // Create `path` (refusing to replace an existing file unless `force`). NULL on failure.

@@ -36,6 +36,11 @@ typedef struct mbs_study_options {
   // (negative for an iterative study: not known, at most -total)
   void (*progress)(void* user, long done, long total);
   void* progress_user;
+  // runs an OpenSim tool setup file as `mbstudy run-tool` does, for study types that chain
+  // OpenSim's tools (the pipeline study): 0 on success, the tool's messages on `log`; the
+  // command line gives it, a caller without the tools leaves it NULL. Any thread.
+  int (*run_tool)(void* user, const char* setup, const char* results_dir, FILE* log);
+  void* run_tool_user;
 } mbs_study_options;
 
 void mbs_study_options_default(mbs_study_options* o);

@@ -75,7 +75,8 @@ const char* mbs_table_get_meta(const mbs_table* t, const char* key);
 // may be absent). Fields are separated by tabs or spaces; CRLF line ends are accepted; "nan"
 // and "NaN" read as NaN. The name line, version and inDegrees go to their fields; nRows and
 // nColumns are checked against the data and dropped; DataType must be "double" and is dropped;
-// every other header line (OpenSimVersion included) is kept in `meta`, in order. Errors
+// every other header line (OpenSimVersion included) is kept in `meta`, in order. A .mot file
+// without a version line is SIMM's and in degrees, as OpenSim's Storage reads it. Errors
 // (MBS_ERR_IO for a file that cannot be read, MBS_ERR_PARSE for malformed content) name the
 // file and the line.
 int mbs_table_read_sto(const char* path, mbs_table** out, mbs_error* err);
@@ -110,6 +111,10 @@ int mbs_table_read(const char* path, mbs_table** out, mbs_error* err);
 // text is read back without leading and trailing blanks; a free-text line that would read as
 // something else (key=value, "endheader", numbers, blank) is refused (MBS_ERR_ARGUMENT).
 int mbs_table_write_sto(const mbs_table* t, const char* path, int version, mbs_error* err);
+// Write a marker table (as mbs_table_read_trc gives it: time, then x, y, z of each marker, in
+// t->units, "m" when NULL) as a .trc file (PathFileType 4); a marker not seen in a frame (NaN)
+// gets empty fields, as motion capture systems write it.
+int mbs_table_write_trc(const mbs_table* t, const char* path, mbs_error* err);
 
 // ---------------------------------------------------------------------------------------------
 // Units at the edge (io/table.c)

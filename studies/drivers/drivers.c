@@ -5,7 +5,8 @@
 // or posture; without one it is a Monte Carlo study, or a grid when its sampling method is
 // grid. The posture section may also accompany another study type: it then prepares every
 // sample (quiet standing on the platform, the fall) for that study's design. A cohort section
-// runs the study (whichever it is) for every subject of a generated cohort.
+// runs the study (whichever it is) for every subject of a generated cohort. A pipeline section
+// chains OpenSim's tools per subject and trial (drivers/pipeline.c).
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ extern const mbs_driver_ops mbs_driver_morris;
 extern const mbs_driver_ops mbs_driver_local;
 extern const mbs_driver_ops mbs_driver_fit;
 extern const mbs_driver_ops mbs_driver_calibration;
+extern const mbs_driver_ops mbs_driver_pipeline;
 int mbs_cohort_wrap(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err);
 
 typedef struct driver_entry {
@@ -35,6 +37,7 @@ static const driver_entry table[] = {
     {"fit", NULL, &mbs_driver_fit, 0},
     {"calibration", NULL, &mbs_driver_calibration, 0},
     {"posture", NULL, &mbs_driver_posture, 1},
+    {"pipeline", NULL, &mbs_driver_pipeline, 0},
 };
 #define NTABLE (sizeof(table) / sizeof(table[0]))
 

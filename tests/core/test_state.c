@@ -7,22 +7,7 @@
 
 #include "random_tree.h"
 
-static long n_alloc = 0;
-void* __real_malloc(size_t n);
-void* __real_calloc(size_t n, size_t m);
-void* __real_realloc(void* p, size_t n);
-void* __wrap_malloc(size_t n) {
-  n_alloc++;
-  return __real_malloc(n);
-}
-void* __wrap_calloc(size_t n, size_t m) {
-  n_alloc++;
-  return __real_calloc(n, m);
-}
-void* __wrap_realloc(void* p, size_t n) {
-  n_alloc++;
-  return __real_realloc(p, n);
-}
+#include "mbs_test_alloc.h"
 
 static int contains(const char* s, const char* sub) { return strstr(s, sub) != NULL; }
 

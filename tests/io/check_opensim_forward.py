@@ -30,28 +30,13 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from opensim_check import expect, read_storage, row_at, summary  # noqa: E402
 import tempfile
 
-checks = 0
-failures = 0
 
 
-def expect(cond, what):
-    global checks, failures
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
-def read_storage(path):
-    """an OpenSim storage file: its column labels and rows (numbers)"""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    end = next(i for i, l in enumerate(lines) if l.strip().lower() == "endheader")
-    labels = lines[end + 1].split("\t")
-    rows = [[float(x) for x in l.split()] for l in lines[end + 2:] if l.strip()]
-    return [l.strip() for l in labels], rows
 
 
 def state_key(label):
@@ -64,17 +49,6 @@ def state_key(label):
         return p[2] + "." + p[3]
     return label
 
-
-def row_at(rows, t):
-    """the row at time t, linearly interpolated (Storage::getDataAtTime)"""
-    for i in range(len(rows)):
-        if rows[i][0] >= t:
-            if rows[i][0] == t or i == 0:
-                return rows[i]
-            a, b = rows[i - 1], rows[i]
-            w = (t - a[0]) / (b[0] - a[0])
-            return [x + w * (y - x) for x, y in zip(a, b)]
-    return rows[-1]
 
 
 def model_readable(mbstudy, model):
@@ -216,8 +190,7 @@ def main():
         run_arm26(mbstudy, src, opt.get("--models"), work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"check_opensim_forward: {checks} checks, {failures} failed")
-    return 1 if failures else 0
+    return summary("check_opensim_forward")
 
 
 if __name__ == "__main__":

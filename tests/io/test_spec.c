@@ -355,7 +355,7 @@ static const broken_case broken[] = {
     // unknown keys, at the top and nested
     {57, 1, "output: out/results.h5\noutptu: x", MBS_ERR_PARSE, 58, "outptu",
      "unknown key (model, external_loads, simulation, parameters, outputs, sampling, "
-     "execution, output, posture, sensitivity, fit, calibration, cohort)"},
+     "execution, output, posture, sensitivity, fit, calibration, cohort, pipeline)"},
     {6, 1, "  acuracy: 1.0e-4", MBS_ERR_PARSE, 6, "simulation.acuracy",
      "unknown key (duration, accuracy, integrator, output_interval, max_wall_time, events)"},
     {12, 1, "      bodyy: pelvis", MBS_ERR_PARSE, 12, "simulation.events[0].bodyy",
