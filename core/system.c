@@ -945,3 +945,8 @@ const mbs_param_info* mbs_system_find_param(const mbs_system* sys, const char* p
 double mbs_system_param_default(const mbs_system* sys, int i) {
   return i >= 0 && i < sys->nparam ? sys->param_default[i] : NAN;
 }
+int mbs_system_set_param_default(mbs_system* sys, int i, double value) {
+  if (!sys || i < 0 || i >= sys->nparam || !isfinite(value)) return MBS_ERR_ARGUMENT;
+  sys->param_default[i] = value;
+  return MBS_OK;
+}

@@ -844,6 +844,8 @@ int mbs_id_create(const mbs_id_options* o, mbs_id** out, mbs_error* err) {
     mbs_osim_options mo = {.external_loads = o->external_loads,
                            .rename_types = o->rename_types,
                            .nrename_types = o->nrename_types,
+                           .param_values = o->param_values,
+                           .nparam_values = o->nparam_values,
                            .exclude_forces = (const char* const*)id->excluded.s,
                            .nexclude_forces = id->excluded.n};
     id->m = mbs_osim_read_options(o->model_file, &mo, err);

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <math.h>
@@ -172,6 +173,38 @@ static void warn_at(mbs_osim_model* m, int line, const char* kind, const char* n
     return;
   }
   m->warning[m->nwarning++] = w;
+}
+
+// the options' parameter values (mbs_osim_options.param_values) set on the finalized System:
+// each names parameters that exist, and gives values within their valid ranges
+static int set_param_values(mbs_osim_model* m, int line) {
+  const mbs_osim_options* o = m->opt;
+  for (int k = 0; k < o->nparam_values; k++) {
+    const mbs_osim_param_value* v = &o->param_values[k];
+    char idx[24];
+    snprintf(idx, sizeof(idx), "[%d]", v->component);
+    int matched = 0;
+    for (int b = 0; b < mbs_system_nparam_block(m->sys); b++) {
+      const mbs_param_info* info = mbs_system_param_block(m->sys, b);
+      if (fnmatch(v->path, info->path, FNM_PATHNAME) || v->component < 0 ||
+          v->component >= info->size)
+        continue;
+      const int i = info->index + v->component;
+      const double x = v->is_scale ? v->value * mbs_system_param_default(m->sys, i) : v->value;
+      if (!(x >= info->lower && x <= info->upper))  // NaN too
+        return fail_at(m, line, "Model", m->name, MBS_ERR_ARGUMENT,
+                       "parameter %s%s = %g is outside its valid range (%g .. %g)",
+                       info->path, info->size > 1 ? idx : "", x, info->lower, info->upper);
+      mbs_system_set_param_default(m->sys, i, x);
+      matched++;
+    }
+    if (!matched)
+      return fail_at(m, line, "Model", m->name, MBS_ERR_UNKNOWN_NAME,
+                     "parameter '%s%s' matches no parameter of the model (* and ? match "
+                     "within one path segment; see mbstudy model params)", v->path,
+                     v->component ? idx : "");
+  }
+  return MBS_OK;
 }
 
 // a system error, with the file and line of the element being built
@@ -2641,7 +2674,7 @@ static int read_model(mbs_osim_model* m, xmlNodePtr model) {
     m->coord[i].qindex = mbs_body_qadr(m->sys, m->coord[i].body) + m->coord[i].axis;
     m->coord[i].uindex = mbs_body_uadr(m->sys, m->coord[i].body) + m->coord[i].axis;
   }
-  return MBS_OK;
+  return m->opt ? set_param_values(m, line_of(model)) : MBS_OK;
 }
 
 // muscles first among the records

@@ -99,12 +99,15 @@ int mbs_run_tool_setup(const char* setup, const mbs_tool_options* o) {
   return rc;
 }
 
-int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir, FILE* log) {
+int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir,
+                         const mbs_osim_param_value* params, int nparams, FILE* log) {
   (void)user;
   mbs_tool_options o;
   memset(&o, 0, sizeof(o));
   o.results_dir = results_dir;
   o.quiet = 1;
   o.log = log;
+  o.param_values = params;
+  o.nparam_values = nparams;
   return mbs_run_tool_setup(setup, &o);
 }

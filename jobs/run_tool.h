@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "mbs/osim.h"
 #include "setup.h"
 
 #define MBS_TOOL_MAX_RENAMES 16
@@ -18,6 +19,10 @@ typedef struct mbs_tool_options {
   // Object::renameType); pairs (old, new)
   const char* rename_types[2 * MBS_TOOL_MAX_RENAMES];
   int nrename_types;
+  // parameter values of the models the tool reads other than their files' (a pipeline
+  // study's draws; mbs_osim_options.param_values)
+  const mbs_osim_param_value* param_values;
+  int nparam_values;
 } mbs_tool_options;
 
 typedef struct mbs_tool {
@@ -36,7 +41,8 @@ int mbs_cmd_run_tool(int argc, char** argv);
 // on o->log).
 int mbs_run_tool_setup(const char* setup, const mbs_tool_options* o);
 // The same without progress, for a study's chain of tools (mbs_study_options.run_tool).
-int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir, FILE* log);
+int mbs_run_tool_quietly(void* user, const char* setup, const char* results_dir,
+                         const mbs_osim_param_value* params, int nparams, FILE* log);
 
 // the tools (one file each)
 int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o);

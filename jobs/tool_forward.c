@@ -224,7 +224,9 @@ int mbs_tool_forward(mbs_setup* s, const mbs_tool_options* o) {
                            .force_set_files = (const char* const*)fsets,
                            .nforce_set_files = nfsets,
                            .rename_types = o->rename_types,
-                           .nrename_types = o->nrename_types};
+                           .nrename_types = o->nrename_types,
+                           .param_values = o->param_values,
+                           .nparam_values = o->nparam_values};
     m = mbs_osim_read_options(model, &mo, &err);
   }
   if (!m) {

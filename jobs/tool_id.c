@@ -191,6 +191,8 @@ int mbs_tool_inverse_dynamics(mbs_setup* s, const mbs_tool_options* o) {
   io.nreport_joints = nj;
   io.rename_types = o->rename_types;
   io.nrename_types = o->nrename_types;
+  io.param_values = o->param_values;
+  io.nparam_values = o->nparam_values;
   char what[600];
   snprintf(what, sizeof(what), "run-tool: %s: %s '%s'", mbs_setup_path(s), mbs_setup_tool(s),
            name);

@@ -380,7 +380,10 @@ int mbs_tool_inverse_kinematics(mbs_setup* s, const mbs_tool_options* o) {
 
   // the model
   {
-    mbs_osim_options mo = {.rename_types = o->rename_types, .nrename_types = o->nrename_types};
+    mbs_osim_options mo = {.rename_types = o->rename_types,
+                           .nrename_types = o->nrename_types,
+                           .param_values = o->param_values,
+                           .nparam_values = o->nparam_values};
     r.m = mbs_osim_read_options(model, &mo, &err);
   }
   if (!r.m) {

@@ -935,7 +935,10 @@ int mbs_tool_scale(mbs_setup* s, const mbs_tool_options* o) {
   mbs_setup_warn_unused_in(s, gm, o->log);
   int rc = 1, apply_scaler = 0, apply_placer = 0;
   mbs_scale_model* sm = NULL;
-  mbs_osim_options mo = {.rename_types = o->rename_types, .nrename_types = o->nrename_types};
+  mbs_osim_options mo = {.rename_types = o->rename_types,
+                         .nrename_types = o->nrename_types,
+                         .param_values = o->param_values,
+                         .nparam_values = o->nparam_values};
   if (!model_file) {
     LOG(o, "%s:%d: <GenericModelMaker> has no <model_file>\n", path, mbs_setup_line(gm));
     goto done;

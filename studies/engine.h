@@ -151,7 +151,8 @@ typedef struct mbs_plan {
                                    // its own frames may say otherwise ("%" of a cycle)
   // runs an OpenSim tool setup file, as `mbstudy run-tool` (mbs_study_options.run_tool), for
   // study types that chain tools; NULL where the caller gives none
-  int (*run_tool)(void* user, const char* setup, const char* results_dir, FILE* log);
+  int (*run_tool)(void* user, const char* setup, const char* results_dir,
+                  const struct mbs_osim_param_value* params, int nparams, FILE* log);
   void* run_tool_user;
   int nattr;                       // the driver's root attributes for the result file
   char* attr_key[MBS_PLAN_MAX_ATTRIBUTES];

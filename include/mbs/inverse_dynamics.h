@@ -57,6 +57,8 @@ typedef struct mbs_id_options {
   int nreport_joints;
   const char* const* rename_types;      // pairs (old, new), as mbs_osim_options
   int nrename_types;
+  const mbs_osim_param_value* param_values;  // model parameters, as mbs_osim_options
+  int nparam_values;
 } mbs_id_options;
 
 void mbs_id_options_default(mbs_id_options* o);

@@ -118,7 +118,22 @@ typedef struct mbs_osim_options {
   // false on them (OpenSim's DynamicsTool): nexclude_forces names in exclude_forces
   const char* const* exclude_forces;
   int nexclude_forces;
+  // values of the model's parameters other than its file's (a study's draws carried into the
+  // tools it runs): set once the model is built, before any State is made from it
+  const struct mbs_osim_param_value* param_values;
+  int nparam_values;
 } mbs_osim_options;
+
+// A parameter's value for mbs_osim_options.param_values: `path` names parameter blocks as
+// `mbstudy model params` lists them (* and ? match within one path segment, every block
+// matched is set), `component` the number within each block (0 for a scalar); the value itself,
+// or with is_scale the factor on the model's own value.
+typedef struct mbs_osim_param_value {
+  const char* path;
+  int component;
+  double value;
+  int is_scale;
+} mbs_osim_param_value;
 
 // a model from text in memory (`name` stands for the file in messages; relative paths, such as
 // mesh files, resolve against the current folder)

@@ -22,6 +22,8 @@
 #include "mbs/spec.h"
 #include "mbs/status.h"
 
+struct mbs_osim_param_value;  // osim.h
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,9 +39,12 @@ typedef struct mbs_study_options {
   void (*progress)(void* user, long done, long total);
   void* progress_user;
   // runs an OpenSim tool setup file as `mbstudy run-tool` does, for study types that chain
-  // OpenSim's tools (the pipeline study): 0 on success, the tool's messages on `log`; the
-  // command line gives it, a caller without the tools leaves it NULL. Any thread.
-  int (*run_tool)(void* user, const char* setup, const char* results_dir, FILE* log);
+  // OpenSim's tools (the pipeline study), with the models it reads given `nparams` parameter
+  // values other than their files' (a sample's draws; osim.h): 0 on success, the tool's
+  // messages on `log`; the command line gives it, a caller without the tools leaves it NULL.
+  // Any thread.
+  int (*run_tool)(void* user, const char* setup, const char* results_dir,
+                  const struct mbs_osim_param_value* params, int nparams, FILE* log);
   void* run_tool_user;
 } mbs_study_options;
 

@@ -144,6 +144,11 @@ const mbs_param_info* mbs_system_param_block(const mbs_system* sys, int i);
 const mbs_param_info* mbs_system_find_param(const mbs_system* sys, const char* path);
 // default value of parameter index i
 double mbs_system_param_default(const mbs_system* sys, int i);
+// Set the default value of parameter index i: part of building a System (a model reader giving
+// a finalized System values from outside its file, before the System is shared or any State
+// made from it; States already made keep their values). MBS_ERR_ARGUMENT for an index out of
+// range or a value that is not finite.
+int mbs_system_set_param_default(mbs_system* sys, int i, double value);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,8 @@
 // setup file made from a template, every (subject, trial) a sample run on the ranks and threads
 // of the study engine with its journals, resume and fault isolation; optionally many draws of
 // each with marker noise and marker placement errors (a Monte Carlo study around the
-// pipeline), whose spread gives bands per percent of the cycle.
+// pipeline), and with the model's parameters drawn per sample, whose spread gives bands per
+// percent of the cycle.
 //
 //   model: generic.osim                  # the generic model (${generic_model})
 //   pipeline:
@@ -22,6 +23,14 @@
 //     noise: {markers: 0.002, placement: 0.005}   # m: white noise on every marker coordinate
 //                                        # of every frame; a constant offset of each marker
 //     keep: nominal                      # the work folders kept: nominal (draw 0), all, none
+//   parameters:                          # optional: drawn for every sample (seed, sample)
+//     - {path: /bodyset/femur_r/mass, scale: {type: normal, mean: 1, std: 0.05}}
+//     - {path: /forceset/*/max_isometric_force, scale: {type: uniform, low: 0.8, high: 1.2}}
+//
+// Parameters are the model's (mbstudy model params): each sample's values go to every model the
+// tools read (mbs_osim_options.param_values) — a `scale:` as the factor on that model's own
+// value (the generic, a subject's or the scaled one), a `distribution:` as the value; the
+// result file holds them per sample as any study's parameters.
 //
 // In the templates ${subject}, ${trial}, ${folder} (the subject's folder), ${mass}, ${height},
 // ${generic_model}, ${model} (the scaled model after a scale stage, else the subject's `model`
@@ -317,10 +326,12 @@ static int pl_create(mbs_driver* d, const mbs_study_spec* spec, mbs_error* err) 
       rc = mbs_spec_section_fail(sec, "noise", MBS_ERR_ARGUMENT, err,
                                  "marker noise needs an ik stage (it perturbs its marker file)");
   }
-  if (!rc && p->draws > 1 && p->noise_markers == 0 && p->noise_placement == 0)
+  if (!rc && p->draws > 1 && p->noise_markers == 0 && p->noise_placement == 0 &&
+      spec->nparams == 0)
     rc = mbs_spec_section_fail(sec, "draws", MBS_ERR_ARGUMENT, err,
                                "%ld draws without noise would all be the same: give "
-                               "noise.markers or noise.placement, or one draw", p->draws);
+                               "noise.markers or noise.placement, parameters to draw, or one "
+                               "draw", p->draws);
   return rc;
 }
 
@@ -346,10 +357,30 @@ static int pl_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   if (!P->om)
     return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, 0,
                          "pipeline: the model must be an OpenSim model (the generic model)");
-  if (P->np > 0 || P->nquant > 0)
+  if (P->nquant > 0)
     return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, 0,
-                         "pipeline: a pipeline study takes no parameters and no simulation "
-                         "outputs (its trajectories are the tools' results)");
+                         "pipeline: a pipeline study takes no simulation outputs (its "
+                         "trajectories are the tools' results)");
+  // parameters: the model's own, drawn per sample and given to the models the tools read
+  for (int j = 0; j < P->np; j++) {
+    mbs_param_plan* q = &P->par[j];
+    if (q->kind != MBS_PK_SYSTEM && !(q->kind == MBS_PK_SYSTEM_SET && q->ncontrols == 0))
+      return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, q->spec ? q->spec->line : 0,
+                           "parameters: '%s' is not a parameter of the model the tools read "
+                           "(initial coordinates and excitations are not: the tools take the "
+                           "motion from the data)", q->name);
+    // a factor is drawn, stored and applied as the factor: each subject's model (generic,
+    // scaled or its own) has its own value
+    if (q->is_scale && q->kind == MBS_PK_SYSTEM) {
+      q->base = 1;
+      q->unit = "1 (factor on the model's value)";
+    }
+  }
+  if (P->np > 0) {
+    const int rc = mbs_plan_require_distributions(P, "a pipeline draws its values per sample",
+                                                  err);
+    if (rc) return rc;
+  }
   p->generic = dup_str(sp->model_path);
   p->workroot = mbs_format_string("%s.pipeline", sp->output);
   if (!p->generic || !p->workroot || absolute(&p->generic) || absolute(&p->workroot))
@@ -429,11 +460,37 @@ static int pl_plan(mbs_driver* d, mbs_plan* P, mbs_error* err) {
   return MBS_OK;
 }
 
+// a sample is (subject, trial, draw); the model's parameters, if any, are drawn independently
+// for every sample (a pure function of the seed and the sample)
 static void pl_point(const mbs_driver* d, const mbs_plan* P, long index, double* params) {
-  (void)d;
-  (void)P;
-  (void)index;
-  (void)params;  // no parameters: a sample is (subject, trial, draw)
+  const pipeline* p = d->self;
+  if (P->np == 0) return;
+  double* u = malloc((size_t)P->np * sizeof(double));
+  if (!u) {
+    for (int j = 0; j < P->np; j++) params[j] = NAN;
+    return;
+  }
+  mbs_design_point(MBS_DESIGN_RANDOM, (uint64_t)p->seed, P->nsamples, index, P->np, u);
+  mbs_plan_values_from_unit(P, u, params);
+  free(u);
+}
+
+// the sample's parameter values for the tools' models: a drawn factor multiplies the value of
+// the model the tool reads (scaled or not), a drawn value is the value
+static int tool_params(const mbs_plan* P, const double* params, mbs_osim_param_value** out) {
+  *out = NULL;
+  if (P->np == 0) return MBS_OK;
+  mbs_osim_param_value* v = calloc((size_t)P->np, sizeof(*v));
+  if (!v) return MBS_ERR_NO_MEMORY;
+  for (int j = 0; j < P->np; j++) {
+    const mbs_param_plan* q = &P->par[j];
+    v[j].path = q->spec->path;
+    v[j].component = q->spec->component;
+    v[j].value = params[j];
+    v[j].is_scale = q->is_scale;
+  }
+  *out = v;
+  return MBS_OK;
 }
 
 //---------------------------------- one sample -------------------------------------------------
@@ -529,10 +586,10 @@ static void resample(const mbs_table* t, double t0, double t1, int frames, int n
 
 // run one stage: its setup made from the template, the tool run, its log kept in the work
 // folder; 0, or the status with the reason in msg
-static int run_stage(const pipeline* p, const mbs_plan* P, int stage, const char* work,
-                     int nvars, const char* const* names, const char* const* values, int nset,
-                     const char* const* paths, const char* const* set_values, char* msg,
-                     size_t size) {
+static int run_stage(const pipeline* p, const mbs_plan* P, const mbs_osim_param_value* params,
+                     int stage, const char* work, int nvars, const char* const* names,
+                     const char* const* values, int nset, const char* const* paths,
+                     const char* const* set_values, char* msg, size_t size) {
   char setup[4096], logpath[4096];
   snprintf(setup, sizeof(setup), "%s/%s_setup.xml", work, stage_names[stage]);
   snprintf(logpath, sizeof(logpath), "%s/%s.log", work, stage_names[stage]);
@@ -550,7 +607,7 @@ static int run_stage(const pipeline* p, const mbs_plan* P, int stage, const char
     snprintf(msg, size, "%s: out of memory", stage_names[stage]);
     return MBS_ERR_NO_MEMORY;
   }
-  const int trc = P->run_tool(P->run_tool_user, setup, work, log);
+  const int trc = P->run_tool(P->run_tool_user, setup, work, params, params ? P->np : 0, log);
   fclose(log);
   FILE* f = fopen(logpath, "w");
   if (f) {
@@ -601,15 +658,17 @@ static int pl_evaluate(const mbs_driver* d, mbs_sample* r) {
                           id, drawtxt};
   const int nvars = 11;
   char msg[sizeof(r->message)];
-  int rc = MBS_OK;
+  mbs_osim_param_value* tp = NULL;  // the drawn model parameters
+  int rc = tool_params(P, r->params, &tp);
+  if (rc) snprintf(msg, sizeof(msg), "out of memory");
   // scale: the model the rest of the chain uses
-  if (p->tmpl[ST_SCALE]) {
+  if (!rc && p->tmpl[ST_SCALE]) {
     char scaled[4200], placed[4200];
     snprintf(scaled, sizeof(scaled), "%s/scaled.osim", work);
     snprintf(placed, sizeof(placed), "%s/scaled_placed.osim", work);
     const char* paths[] = {"ModelScaler/output_model_file", "MarkerPlacer/output_model_file"};
     const char* vals[] = {scaled, placed};
-    rc = run_stage(p, P, ST_SCALE, work, nvars, names, values, 2, paths, vals, msg, sizeof(msg));
+    rc = run_stage(p, P, tp, ST_SCALE, work, nvars, names, values, 2, paths, vals, msg, sizeof(msg));
     if (!rc) snprintf(model, sizeof(model), "%s", access(placed, R_OK) ? scaled : placed);
     if (!rc && access(model, R_OK)) {
       snprintf(msg, sizeof(msg), "scale: no scaled model written (its ModelScaler or "
@@ -645,7 +704,7 @@ static int pl_evaluate(const mbs_driver* d, mbs_sample* r) {
       const char* paths[] = {"model_file", "output_motion_file", "results_directory",
                              "marker_file"};
       const char* vals[] = {model, ik, work, markers};
-      rc = run_stage(p, P, ST_IK, work, nvars, names, values, markers[0] ? 4 : 3, paths, vals,
+      rc = run_stage(p, P, tp, ST_IK, work, nvars, names, values, markers[0] ? 4 : 3, paths, vals,
                      msg, sizeof(msg));
     }
   }
@@ -661,7 +720,7 @@ static int pl_evaluate(const mbs_driver* d, mbs_sample* r) {
       vals[2] = vals[3];
       nset--;
     }
-    rc = run_stage(p, P, st, work, nvars, names, values, nset, paths, vals, msg, sizeof(msg));
+    rc = run_stage(p, P, tp, st, work, nvars, names, values, nset, paths, vals, msg, sizeof(msg));
   }
   // the results at the cycle's frames
   mbs_table *tq = NULL, *tid = NULL, *tso = NULL, *terr = NULL;
@@ -738,6 +797,7 @@ static int pl_evaluate(const mbs_driver* d, mbs_sample* r) {
   mbs_table_free(tid);
   mbs_table_free(tso);
   mbs_table_free(terr);
+  free(tp);
   if (rc) {  // the folder named as from the result file's (the same on every run and rank)
     const char* rel = strstr(work, ".pipeline/");
     const char* slash = rel ? rel : work;

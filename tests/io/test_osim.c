@@ -146,6 +146,63 @@ static void path_in_tmp(char* out, size_t n, const char* name) {
   snprintf(out, n, "%s/%s", tmpdir, name);
 }
 
+// parameter values given with the options (a study's draws for the tools): a factor on every
+// matched block's own value, a value for one component; unknown paths and values outside a
+// parameter's range refused with the model's file and the parameter
+static void test_param_values(const char* text) {
+  const mbs_osim_param_value set[] = {
+      {.path = "/bodyset/link?/mass", .value = 1.5, .is_scale = 1},
+      {.path = "/bodyset/link1/inertia", .component = 2, .value = 0.07},
+      {.path = "/forceset/m1/max_isometric_force", .value = 0.5, .is_scale = 1}};
+  mbs_osim_options o = {.param_values = set, .nparam_values = 3};
+  mbs_error err;
+  mbs_osim_model* m = mbs_osim_parse(text, strlen(text), "drawn.osim", &o, &err);
+  EXPECT_TRUE(m != NULL);
+  if (!m) {
+    printf("%s\n", err.message);
+    return;
+  }
+  const mbs_system* sys = mbs_osim_system(m);
+  const char* names[4] = {"link1", "link2", "link3", "link4"};
+  const double file_mass[4] = {2, 1, 0.5, 0.7};  // the file's
+  for (int b = 0; b < 4; b++) {
+    char path[64];
+    snprintf(path, sizeof(path), "/bodyset/%s/mass", names[b]);
+    const mbs_param_info* pi = mbs_system_find_param(sys, path);
+    EXPECT_TRUE(pi != NULL);
+    if (pi) EXPECT_NEAR(mbs_system_param_default(sys, pi->index), 1.5 * file_mass[b], 1e-15);
+  }
+  const mbs_param_info* pin = mbs_system_find_param(sys, "/bodyset/link1/inertia");
+  EXPECT_TRUE(pin != NULL);
+  if (pin) {
+    EXPECT_NEAR(mbs_system_param_default(sys, pin->index + 2), 0.07, 0);
+    EXPECT_NEAR(mbs_system_param_default(sys, pin->index + 0), 0.1, 0);  // the others: the file's
+  }
+  const mbs_param_info* pf = mbs_system_find_param(sys, "/forceset/m1/max_isometric_force");
+  if (pf) EXPECT_NEAR(mbs_system_param_default(sys, pf->index), 500, 1e-12);
+  // a State made from the model takes them
+  mbs_state* st = mbs_state_create(sys);
+  EXPECT_NEAR(mbs_state_params(st)[pin ? pin->index + 2 : 0], pin ? 0.07 : 0, 0);
+  mbs_state_destroy(st);
+  mbs_osim_free(m);
+  // refused: a path that names nothing, a value outside the valid range, NaN
+  const mbs_osim_param_value bad[3] = {{.path = "/bodyset/femur_r/mass", .value = 1},
+                                       {.path = "/bodyset/link2/mass", .value = -1},
+                                       {.path = "/bodyset/link2/mass", .value = NAN}};
+  const int code[3] = {MBS_ERR_UNKNOWN_NAME, MBS_ERR_ARGUMENT, MBS_ERR_ARGUMENT};
+  const char* want[3] = {"/bodyset/femur_r/mass", "outside its valid range",
+                         "outside its valid range"};
+  for (int k = 0; k < 3; k++) {
+    mbs_osim_options ob = {.param_values = &bad[k], .nparam_values = 1};
+    m = mbs_osim_parse(text, strlen(text), "drawn.osim", &ob, &err);
+    EXPECT_TRUE(m == NULL);
+    mbs_osim_free(m);
+    printf("refused: %s\n", err.message);
+    EXPECT_EQ_INT(err.code, code[k]);
+    EXPECT_TRUE(strstr(err.message, want[k]) && strstr(err.message, "drawn.osim"));
+  }
+}
+
 static void test_written_model(void) {
   char path[512];
   path_in_tmp(path, sizeof(path), "testmodel.osim");
@@ -235,6 +292,7 @@ static void test_written_model(void) {
   EXPECT_TRUE(along > 0.002 && along < 0.0045);  // the spline between its knots -1 and 0
   mbs_state_destroy(st);
   mbs_osim_free(m);
+  test_param_values(fixed);
   free(fixed);
 }
 

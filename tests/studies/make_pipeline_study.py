@@ -1,15 +1,18 @@
 #!/usr/bin/python3
 """Writes a pipeline study of synthetic subjects into DIR (check_pipeline.py checks its result):
 
-    make_pipeline_study.py DIR [--draws N] [--output NAME]
+    make_pipeline_study.py DIR [--draws N] [--params] [--output NAME]
 
 Each subject is a pendulum (a rod on a pin about Ground's z, its own length, mass and inertia,
 markers on the rod) swinging as q(t) = A sin(2 pi f t) over 1 s at 100 frames per second; its
 markers' trajectories are written from that motion (mm, as motion capture writes them). The
 study chains OpenSim's InverseKinematicsTool and InverseDynamicsTool (setup templates with
 ${folder} and ${trial}). Subject s03 also has a trial whose marker file is missing: that sample
-fails with its message and the others go on. The truth (each subject's A, f, L, m, c, I) is in
-DIR/truth.txt. Standard library only."""
+fails with its message and the others go on. With several draws the markers get noise; with
+--params they do not, and each draw takes the rod's mass as a factor on its subject's own
+(uniform 0.8 .. 1.2) and its inertia Izz as a value (uniform 0.1 .. 0.2 kg m^2), carried into
+the models the tools read. The truth (each subject's A, f, L, m, c, I) is in DIR/truth.txt.
+Standard library only."""
 import math
 import os
 import sys
@@ -108,6 +111,7 @@ def main():
     out = args[0]
     draws = int(args[args.index("--draws") + 1]) if "--draws" in args else 1
     output = args[args.index("--output") + 1] if "--output" in args else "pipeline.h5"
+    params = "--params" in args
     for sub in ("setups", "a", "b"):  # a/, b/: the result files of two runs
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     with open(os.path.join(out, "setups", "ik.xml"), "w") as f:
@@ -129,7 +133,11 @@ def main():
         truth.append(f"{name} {A!r} {freq!r} {L!r} {m!r} {c!r} {I!r}")
     with open(os.path.join(out, "truth.txt"), "w") as f:
         f.write("\n".join(truth) + "\n")
-    noise = "  noise: {markers: 0.001, placement: 0.002}\n" if draws > 1 else ""
+    noise = "  noise: {markers: 0.001, placement: 0.002}\n" if draws > 1 and not params else ""
+    drawn = ("parameters:\n"
+             "  - {path: /bodyset/rod/mass, scale: {type: uniform, low: 0.8, high: 1.2}}\n"
+             "  - {path: '/bodyset/rod/inertia[2]', distribution: {type: uniform, low: 0.1, "
+             "high: 0.2}}\n") if params else ""
     subjects = "".join(
         f"    - {{name: {n}, folder: subjects/{n}, model: subjects/{n}/model.osim, "
         f"trials: [swing{', missing' if n == 's03' else ''}]}}\n" for n, *_ in SUBJECTS)
@@ -142,7 +150,7 @@ pipeline:
   frames: 51
   draws: {draws}
   seed: 7
-{noise}output: {output}
+{noise}{drawn}output: {output}
 """)
     return 0
 
