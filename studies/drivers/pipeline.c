@@ -228,15 +228,12 @@ static int read_subjects(pipeline* p, const mbs_spec_section* sec, char** trials
     if ((rc = mbs_spec_section_item(sec, "subjects", i, &sub, err)) ||
         (rc = mbs_spec_section_keys(&sub, keys, 6, err)) ||
         (rc = mbs_spec_section_string(&sub, "folder", NULL, 1, &u->folder, err)) ||
-        (rc = mbs_spec_section_string(&sub, "model", "", 1, &u->model, err)))
+        (mbs_spec_section_has(&sub, "model") &&
+         (rc = mbs_spec_section_string(&sub, "model", NULL, 1, &u->model, err))))
       return rc;
     if (mbs_spec_section_has(&sub, "mass") &&
         (rc = mbs_spec_section_number(&sub, "mass", NAN, 0, 1, NAN, 0, &u->mass, err)))
       return rc;
-    if (u->model && !*u->model) {
-      free(u->model);
-      u->model = NULL;
-    }
     if (mbs_spec_section_has(&sub, "height") &&
         (rc = mbs_spec_section_number(&sub, "height", NAN, 0, 1, NAN, 0, &u->height, err)))
       return rc;

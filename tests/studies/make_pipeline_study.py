@@ -138,12 +138,14 @@ def main():
              "  - {path: /bodyset/rod/mass, scale: {type: uniform, low: 0.8, high: 1.2}}\n"
              "  - {path: '/bodyset/rod/inertia[2]', distribution: {type: uniform, low: 0.1, "
              "high: 0.2}}\n") if params else ""
+    # s02 names no model: it takes the study's (generic) model, which is its own
     subjects = "".join(
-        f"    - {{name: {n}, folder: subjects/{n}, model: subjects/{n}/model.osim, "
-        f"trials: [swing{', missing' if n == 's03' else ''}]}}\n" for n, *_ in SUBJECTS)
+        f"    - {{name: {n}, folder: subjects/{n}, "
+        + ("" if n == "s02" else f"model: subjects/{n}/model.osim, ")
+        + f"trials: [swing{', missing' if n == 's03' else ''}]}}\n" for n, *_ in SUBJECTS)
     with open(os.path.join(out, "pipeline.yaml"), "w") as f:
         f.write(f"""# synthetic subjects: pendulums swinging (make_pipeline_study.py)
-model: subjects/s01/model.osim
+model: subjects/s02/model.osim
 pipeline:
   subjects:
 {subjects}  stages: {{ik: setups/ik.xml, id: setups/id.xml}}
