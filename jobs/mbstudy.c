@@ -9,6 +9,7 @@
 #include "inspect_cmd.h"
 #include "run_cmd.h"
 #include "run_tool.h"
+#include "tool_cli.h"
 #include "tool_id.h"
 #include "mbs/mbs.h"
 
@@ -45,6 +46,18 @@ static void usage(FILE* f) {
           "  inverse-dynamics --model MODEL.osim --coordinates FILE.mot [--external-loads X.xml]\n"
           "            [--lowpass HZ] [--time-range T0 T1] [--exclude NAME]... [--out FILE.sto]\n"
           "            OpenSim's InverseDynamicsTool from flags (--help for all of them)\n"
+          "  inverse-kinematics --model MODEL.osim --markers TRIAL.trc --out FILE.mot\n"
+          "            [--time-range T0 T1] [--weights TASKS.xml | --weight NAME=W ...]\n"
+          "            [--coordinate-task NAME=VALUE[:W]]... [--marker-errors FILE.sto]\n"
+          "            OpenSim's InverseKinematicsTool from flags (--help for all of them)\n"
+          "  scale --model GENERIC.osim --static STATIC.trc --mass KG --out SCALED.osim\n"
+          "            [--markers SET.xml] [--measurements SET.xml] [--manual BODY=SX,SY,SZ]...\n"
+          "            [--place-markers] [--preserve-mass-distribution] [--scale-set FILE.xml]\n"
+          "            OpenSim's ScaleTool from flags (--help for all of them)\n"
+          "  analyze --model MODEL.osim (--states S.sto | --coordinates C.mot) --results DIR\n"
+          "            [--analyses kinematics,joint_reaction,...] [--time-range T0 T1]\n"
+          "            [--external-loads X.xml] [--controls C.xml] [--step-interval N]\n"
+          "            OpenSim's AnalyzeTool from flags (--help for all of them)\n"
           "  inspect FILE.h5\n"
           "            samples done and failed, parameters, outputs and provenance of a study\n"
           "  export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
@@ -122,6 +135,9 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "run-tool")) return mbs_cmd_run_tool(argc - 2, argv + 2);
   if (!strcmp(cmd, "inverse-dynamics")) return mbs_cmd_inverse_dynamics(argc - 2, argv + 2);
+  if (!strcmp(cmd, "inverse-kinematics")) return mbs_cmd_inverse_kinematics(argc - 2, argv + 2);
+  if (!strcmp(cmd, "scale")) return mbs_cmd_scale(argc - 2, argv + 2);
+  if (!strcmp(cmd, "analyze")) return mbs_cmd_analyze(argc - 2, argv + 2);
   if (!strcmp(cmd, "inspect")) return mbs_cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "export")) return mbs_cmd_export(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -32,9 +32,10 @@ static char* dup_str(const char* s) {
   return d;
 }
 
-mbs_setup* mbs_setup_read(const char* path, mbs_error* err) {
-  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR);
+// the setup of a parsed document (NULL, the document freed, after an error): `path` names it
+// in messages, `dir` is the folder its file names are relative to (NULL: path's folder)
+static mbs_setup* setup_of_doc(xmlDocPtr doc, const char* path, const char* dir,
+                               mbs_error* err) {
   if (!doc) {
     const xmlError* e = xmlGetLastError();
     char msg[MBS_ERROR_MESSAGE_LEN];
@@ -67,7 +68,7 @@ mbs_setup* mbs_setup_read(const char* path, mbs_error* err) {
   s->tool = tool;
   s->path = dup_str(path);
   const char* slash = strrchr(path, '/');
-  s->dir = slash ? strndup(path, (size_t)(slash - path)) : dup_str(".");
+  s->dir = dir ? dup_str(dir) : slash ? strndup(path, (size_t)(slash - path)) : dup_str(".");
   xmlChar* nm = xmlGetProp(tool, (const xmlChar*)"name");
   s->name = dup_str(nm ? (const char*)nm : "");
   xmlFree(nm);
@@ -77,6 +78,23 @@ mbs_setup* mbs_setup_read(const char* path, mbs_error* err) {
     return NULL;
   }
   return s;
+}
+
+mbs_setup* mbs_setup_read(const char* path, mbs_error* err) {
+  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+                                              XML_PARSE_NOERROR);
+  return setup_of_doc(doc, path, NULL, err);
+}
+
+mbs_setup* mbs_setup_read_memory(const char* text, size_t n, const char* label, const char* dir,
+                                 mbs_error* err) {
+  if (n > 2147483647u) {
+    mbs_error_set(err, MBS_ERR_PARSE, __func__, 0, label, "%s: too large", label);
+    return NULL;
+  }
+  xmlDocPtr doc = xmlReadMemory(text, (int)n, NULL, NULL, XML_PARSE_NONET |
+                                XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
+  return setup_of_doc(doc, label, dir, err);
 }
 
 void mbs_setup_free(mbs_setup* s) {

@@ -16,6 +16,11 @@ typedef struct mbs_setup_node mbs_setup_node;  // an element of the file
 // Read a setup file: its first element under <OpenSimDocument> (or the root itself) is the
 // tool. NULL on failure, with `file:line: what is wrong` in err.
 mbs_setup* mbs_setup_read(const char* path, mbs_error* err);
+// The same from a document in memory (a tool's setup built from command-line flags): `label`
+// stands for the file name in messages, `dir` is the folder its relative file names are
+// relative to.
+mbs_setup* mbs_setup_read_memory(const char* text, size_t n, const char* label, const char* dir,
+                                 mbs_error* err);
 void mbs_setup_free(mbs_setup* s);
 
 const char* mbs_setup_path(const mbs_setup* s);
