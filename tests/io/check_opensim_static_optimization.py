@@ -111,9 +111,13 @@ def main():
     for i in range(0, len(args) - 1, 2):
         opt[args[i]] = args[i + 1]
     mbstudy, tests = opt.get("--mbstudy"), opt.get("--tests")
-    if not mbstudy or not tests:
+    if not mbstudy or tests is None:
         print(__doc__)
         return 2
+    if not tests:
+        print("SKIPPED: MBS_OPENSIM_TESTS_DIR is not set (OpenSim's Applications test files "
+              "are not part of mbstudy)")
+        return 77
     src = os.path.join(tests, "Analyze")
     files = ["arm26_Setup_StaticOptimization.xml", "arm26.osim", "arm26_InverseKinematics.mot",
              "std_Thelen2003Muscle_Deprecated_arm26_StaticOptimization_activation.sto",
