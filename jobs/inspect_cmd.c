@@ -1,5 +1,6 @@
-// `mbstudy inspect FILE.h5` and `mbstudy export FILE.h5 --sample I --format sto|csv`: reading a
-// study's result file (layout in io/FORMAT.md).
+// `mbstudy inspect FILE.h5`, `mbstudy export FILE.h5 --sample I --format sto|csv` and
+// `mbstudy export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR`: reading a study's result file
+// (layout in io/FORMAT.md).
 #include "inspect_cmd.h"
 
 #include <hdf5.h>
@@ -8,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbs/files.h"
 #include "mbs/sto.h"
+#include "mbs/table.h"
 
 // a string attribute of an object (fixed-length or variable-length); "" if absent
 static void attr_string(hid_t obj, const char* name, char* out, size_t n) {
@@ -247,10 +250,167 @@ int mbs_cmd_inspect(int argc, char** argv) {
   return 0;
 }
 
+// the tables of a pipeline's /pipeline/<subject>/<trial>/files group (names without the
+// "_columns" scales)
+static herr_t visit_table(hid_t g, const char* name, const H5L_info_t* info, void* data) {
+  (void)info;
+  qlist* q = data;
+  const size_t len = strlen(name);
+  if (len > 8 && !strcmp(name + len - 8, "_columns")) return 0;
+  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+  if (o < 0) return 0;
+  const int is_dataset = H5Iget_type(o) == H5I_DATASET;
+  H5Oclose(o);
+  if (!is_dataset) return 0;
+  if (q->n < 64) snprintf(q->names[q->n++], 256, "%s", name);
+  return 0;
+}
+
+// the subject/trial pairs a pipeline file holds files of, for a message
+static void list_pipeline_pairs(hid_t f, FILE* o) {
+  long ns;
+  char** sn = read_strings(f, "/pipeline/subjects", &ns);
+  int shown = 0;
+  for (long i = 0; i < ns; i++) {
+    char path[600];
+    snprintf(path, sizeof(path), "/pipeline/%s", sn[i]);
+    if (H5Lexists(f, path, H5P_DEFAULT) <= 0) continue;
+    hid_t g = H5Gopen2(f, path, H5P_DEFAULT);
+    H5G_info_t gi;
+    H5Gget_info(g, &gi);
+    for (hsize_t k = 0; k < gi.nlinks; k++) {
+      char trial[256], files[1200];
+      H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, trial, sizeof(trial),
+                         H5P_DEFAULT);
+      snprintf(files, sizeof(files), "%s/files", trial);
+      if (H5Lexists(g, trial, H5P_DEFAULT) <= 0) continue;
+      hid_t tg = H5Gopen2(g, trial, H5P_DEFAULT);
+      const int has = H5Lexists(tg, "files", H5P_DEFAULT) > 0;
+      H5Gclose(tg);
+      if (has && shown < 20) fprintf(o, "%s %s/%s", shown ? "," : "", sn[i], trial);
+      shown += has;
+    }
+    H5Gclose(g);
+  }
+  if (shown > 20) fprintf(o, ", ... (%d in all)", shown);
+  if (!shown) fprintf(o, " none (the study kept no files: its `keep` was none)");
+  fprintf(o, "\n");
+  free_strings(sn);
+}
+
+// `export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR`: each OpenSim table the pipeline stored
+// for that subject and trial written back as the file the tool wrote (its name, header name,
+// inDegrees, labels and numbers), so OpenSim and its GUI read it
+static int export_pipeline(const char* file, const char* which, const char* out) {
+  hid_t f;
+  if (!open_file(file, "export", &f)) return 1;
+  if (H5Lexists(f, "/pipeline", H5P_DEFAULT) <= 0) {
+    fprintf(stderr, "mbstudy export: %s is not a pipeline study's result (no /pipeline)\n", file);
+    H5Fclose(f);
+    return 1;
+  }
+  char group[1200];
+  snprintf(group, sizeof(group), "/pipeline/%s/files", which);
+  const char* slash = strchr(which, '/');
+  int exists = slash && slash != which && slash[1] && !strchr(slash + 1, '/') && !strstr(which, "..");
+  if (exists) {
+    // every link on the way must exist for H5Lexists on the whole path
+    char part[1200];
+    snprintf(part, sizeof(part), "/pipeline/%.*s", (int)(slash - which), which);
+    exists = H5Lexists(f, part, H5P_DEFAULT) > 0;
+    snprintf(part, sizeof(part), "/pipeline/%s", which);
+    exists = exists && H5Lexists(f, part, H5P_DEFAULT) > 0 &&
+             H5Lexists(f, group, H5P_DEFAULT) > 0;
+  }
+  if (!exists) {
+    fprintf(stderr, "mbstudy export: %s holds no files of '%s' (SUBJECT/TRIAL); it holds:", file,
+            which);
+    list_pipeline_pairs(f, stderr);
+    H5Fclose(f);
+    return 1;
+  }
+  if (mbs_make_dirs(out)) {
+    fprintf(stderr, "mbstudy export: %s: cannot create the folder\n", out);
+    H5Fclose(f);
+    return 1;
+  }
+  qlist q;
+  q.n = 0;
+  hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+  H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_table, &q);
+  int rc = 0, written = 0;
+  for (int i = 0; i < q.n && !rc; i++) {
+    char path[1600], fname[512], tname[512], deg[8], version[8];
+    static char header[16384];
+    snprintf(path, sizeof(path), "%s/%s", group, q.names[i]);
+    int rank = 0;
+    hsize_t dims[3] = {0, 0, 0};
+    double* data = read_all(f, path, H5T_NATIVE_DOUBLE, &rank, dims);
+    snprintf(path, sizeof(path), "%s/%s_columns", group, q.names[i]);
+    long nl = 0;
+    char** labels = read_strings(f, path, &nl);
+    hid_t d = H5Dopen2(g, q.names[i], H5P_DEFAULT);
+    attr_string(d, "file", fname, sizeof(fname));
+    attr_string(d, "table_name", tname, sizeof(tname));
+    attr_string(d, "in_degrees", deg, sizeof(deg));
+    attr_string(d, "header", header, sizeof(header));
+    attr_string(d, "header_version", version, sizeof(version));
+    H5Dclose(d);
+    if (!fname[0]) snprintf(fname, sizeof(fname), "%s.sto", q.names[i]);  // files before 0.x
+    if (!data || rank != 2 || !labels || nl != (long)dims[1] || strchr(fname, '/') ||
+        !strcmp(fname, "..") || !strcmp(fname, ".")) {
+      fprintf(stderr, "mbstudy export: %s: %s/%s is not a table with its column labels\n", file,
+              group, q.names[i]);
+      rc = 1;
+    } else {
+      mbs_table* t = NULL;
+      mbs_error err;
+      char dst[2200];
+      snprintf(dst, sizeof(dst), "%s/%s", out, fname);
+      rc = mbs_table_create(&t, tname, (int)dims[0], (int)dims[1], (const char* const*)labels,
+                            &err);
+      if (!rc) {
+        memcpy(t->data, data, (size_t)dims[0] * dims[1] * sizeof(double));
+        t->in_degrees = !strcmp(deg, "yes");
+        for (char *line = header, *next; !rc && *line; line = next) {
+          next = line + strcspn(line, "\n");
+          if (*next) *next++ = 0;
+          char* eq = strchr(line, '=');
+          if (eq) *eq = 0;
+          rc = mbs_table_set_meta(t, eq ? line : NULL, eq ? eq + 1 : line, &err);
+        }
+        if (!rc) rc = mbs_table_write_sto(t, dst, !strcmp(version, "3") ? 3 : 1, &err);
+      }
+      if (rc) {
+        fprintf(stderr, "mbstudy export: %s\n", err.message);
+        rc = 1;
+      } else {
+        printf("wrote %s: %llu rows, %llu columns%s\n", dst, (unsigned long long)dims[0],
+               (unsigned long long)dims[1], t->in_degrees ? ", in degrees" : "");
+        written++;
+      }
+      mbs_table_free(t);
+    }
+    free(data);
+    free_strings(labels);
+  }
+  H5Gclose(g);
+  H5Fclose(f);
+  if (!rc && !written) {
+    fprintf(stderr, "mbstudy export: %s holds no tables for %s\n", file, which);
+    rc = 1;
+  }
+  return rc;
+}
+
 int mbs_cmd_export(int argc, char** argv) {
-  const char *file = NULL, *format = "csv", *out = NULL;
+  const char *file = NULL, *format = "csv", *out = NULL, *pipeline = NULL;
   long sample = -1;
   for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--pipeline") && i + 1 < argc) {
+      pipeline = argv[++i];
+      continue;
+    }
     if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
       char* end;
       sample = strtol(argv[++i], &end, 10);
@@ -269,10 +429,18 @@ int mbs_cmd_export(int argc, char** argv) {
       return 2;
     }
   }
+  if (pipeline) {
+    if (!file || !out || sample >= 0) {
+      fprintf(stderr, "usage: mbstudy export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR\n");
+      return 2;
+    }
+    return export_pipeline(file, pipeline, out);
+  }
   if (!file || sample < 0 || (strcmp(format, "csv") && strcmp(format, "sto")) ||
       (!strcmp(format, "sto") && !out)) {
     fprintf(stderr, "usage: mbstudy export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
-                    "       (csv goes to standard output without --out; sto needs --out)\n");
+                    "       (csv goes to standard output without --out; sto needs --out)\n"
+                    "       mbstudy export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR\n");
     return 2;
   }
   hid_t f;

@@ -62,6 +62,8 @@ static void usage(FILE* f) {
           "            samples done and failed, parameters, outputs and provenance of a study\n"
           "  export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
           "            one sample's trajectories as CSV (standard output) or an OpenSim .sto\n"
+          "  export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR\n"
+          "            a pipeline study's OpenSim files of one subject and trial (.mot, .sto)\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);

@@ -807,8 +807,8 @@ static int pl_evaluate(const mbs_driver* d, mbs_sample* r) {
 
 //---------------------------------- the study's own results ------------------------------------
 
-// an OpenSim file of a sample's folder as /pipeline/<subject>/<trial>/<stem>: the table's rows
-// with its column labels as a dimension scale
+// an OpenSim file of a sample's folder as /pipeline/<subject>/<trial>/files/<stem>: the table's
+// rows with its column labels as a dimension scale, its file name and its header's name line
 static int store_table(mbs_results* rs, const char* group, const char* file, mbs_error* err) {
   mbs_table* t = NULL;
   mbs_error e;
@@ -830,6 +830,27 @@ static int store_table(mbs_results* rs, const char* group, const char* file, mbs
   if (!rc) rc = mbs_results_strings(rs, labels, t->ncol, (const char* const*)t->labels, 1, err);
   if (!rc) rc = mbs_results_attach(rs, name, 1, labels, "column", err);
   if (!rc) rc = mbs_results_attribute(rs, name, "in_degrees", t->in_degrees ? "yes" : "no", err);
+  // what `mbstudy export --pipeline` needs to write the file back as OpenSim reads it
+  if (!rc) {
+    const char* base = strrchr(file, '/');
+    rc = mbs_results_attribute(rs, name, "file", base ? base + 1 : file, err);
+  }
+  if (!rc) rc = mbs_results_attribute(rs, name, "table_name", t->name ? t->name : "", err);
+  if (!rc) {  // the other header lines ("key=value" or text), one per line, and the version
+    size_t len = 1;
+    for (int i = 0; i < t->nmeta; i++)
+      len += strlen(t->meta[i].value) + (t->meta[i].key ? strlen(t->meta[i].key) + 1 : 0) + 1;
+    char* header = calloc(len, 1);
+    if (!header) rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "pipeline", "out of memory");
+    for (int i = 0; header && i < t->nmeta; i++) {
+      if (t->meta[i].key) strcat(strcat(header, t->meta[i].key), "=");
+      strcat(strcat(header, t->meta[i].value), i + 1 < t->nmeta ? "\n" : "");
+    }
+    if (!rc) rc = mbs_results_attribute(rs, name, "header", header, err);
+    free(header);
+    if (!rc) rc = mbs_results_attribute(rs, name, "header_version", t->version == 3 ? "3" : "1",
+                                        err);
+  }
   free(stem);
   free(name);
   free(labels);
