@@ -1,14 +1,18 @@
 #!/bin/sh
 # A study killed with SIGKILL in the middle, and another stopped with SIGTERM, both resumed
 # with --resume, must give the same file as an uninterrupted run (wall times aside).
-# usage: kill_resume.sh MBSTUDY SPEC WORKDIR COMPARE_PY [BYTES]
-# (the runs are stopped once the journals hold BYTES, default 1000000)
+# usage: kill_resume.sh MBSTUDY SPEC WORKDIR COMPARE_PY [BYTES [COMPARE_OPTION ...]]
+# (the runs are stopped once the journals hold BYTES, default 1000000; the options go to
+# COMPARE_PY)
 set -u
 mbstudy=$1
 spec=$2
 dir=$3
 compare=$4
 threshold=${5:-1000000}
+shift 4
+[ $# -gt 0 ] && shift
+extra="$*"  # options for COMPARE_PY (no blanks in them)
 rm -rf "$dir"
 mkdir -p "$dir"
 
@@ -48,7 +52,7 @@ interrupt() {
   grep -q -- "--resume" "$dir/refused.txt" || fail "the refusal does not mention --resume"
   "$mbstudy" run "$spec" --output "$out" --resume --quiet || fail "--resume after $sig failed"
   [ -d "$out.parts" ] && fail "journals left after a complete run"
-  /usr/bin/python3 "$compare" "$dir/full.h5" "$out" --ignore /status/wall_time
+  /usr/bin/python3 "$compare" "$dir/full.h5" "$out" --ignore /status/wall_time $extra
   rc=$?
   [ $rc -eq 77 ] && exit 77
   [ $rc -eq 0 ] || fail "the resumed study after $sig differs from the uninterrupted one"
