@@ -12,10 +12,10 @@ folder is an OpenSim 2 document, whose Thelen2003Muscles mbstudy reads as OpenSi
 model (Thelen2003Muscle_Deprecated), the model testStaticOptimization's tightest standard was
 made with: every column of both files is compared over the standard's rows (the result
 interpolated linearly at the standard's times), with testStaticOptimization's tolerances for
-that model and its measure (RMS per column), 0.005 for activations and, for forces, 1.5 N
-instead of its 0.5 N: OpenSim solves each frame with an interior-point method stopped at its
-convergence criterion (1e-4), mbstudy exactly, and the activations differ by up to about 0.0025
-(muscles OpenSim keeps slightly above their lower bound), i.e. about 1 N RMS of force. The
+that model and its measure (RMS per column): 0.005 for activations and 1 N for forces. OpenSim
+solves each frame with an interior-point method stopped at its convergence criterion (1e-4),
+mbstudy exactly, and the activations differ by up to about 0.0038 (muscles OpenSim keeps
+slightly above their lower bound), i.e. up to about 1 N RMS of force (0.97 N for BRA). The
 muscles' capacities (force / activation) are compared too (relative 1e-4), and the objectives.
 Exits 77 (CTest's skip code) with the reason when the folder or a file is absent."""
 import os
@@ -27,12 +27,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from opensim_check import expect, read_storage, row_at, summary  # noqa: E402
 import tempfile
 
-# testStaticOptimization allows 0.5 N (RMS) for the forces of this model: OpenSim against
-# itself. mbstudy's exact optimum leaves muscles at their lower bound where the interior-point
-# solution keeps them slightly above it (BRA up to 0.0025, about 2.3 N) and shares the rest a
-# little differently: up to about 1 N RMS, with the same capacities (checked to 1e-4) and a
-# lower objective. Allowed here: 1.5 N.
-FORCE_TOL = 1.5
+# testStaticOptimization (OpenSim 4) allows 1 N (RMS) for the forces of this model
+# (Thelen2003Muscle_Deprecated; 4 N for Thelen2003Muscle, 5 N for Millard2012EquilibriumMuscle).
+# mbstudy's exact optimum leaves muscles at their lower bound where the interior-point solution
+# keeps them slightly above it and shares the rest a little differently, with the same
+# capacities (checked to 1e-4) and a lower objective.
+FORCE_TOL = 1.0
 
 
 
