@@ -38,8 +38,12 @@ static void usage(FILE* f) {
           "            [--external-loads FILE.xml (OpenSim ExternalLoads, e.g. ground reactions)]\n"
           "            forward simulation from the default pose; writes an OpenSim states file\n"
           "  run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n"
+          "            [--part I/K]\n"
           "            run a study (Monte Carlo over the parameters of a model); under mpirun\n"
-          "            the ranks share the samples; --resume finishes a stopped study\n"
+          "            the ranks share the samples; --resume finishes a stopped study;\n"
+          "            --part I/K computes one part of K (samples i mod K = I) of an array job\n"
+          "  merge SPEC.yaml [--output FILE.h5] [--quiet]\n"
+          "            the result file of an array job from its parts' journals\n"
           "  run-tool SETUP.xml [--results DIR] [--quiet]\n"
           "            run an OpenSim tool setup file (ForwardTool) as OpenSim does: its model,\n"
           "            times, controllers, initial states, external loads; OpenSim's results\n"
@@ -135,6 +139,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "merge")) return mbs_cmd_merge(argc - 2, argv + 2);
   if (!strcmp(cmd, "run-tool")) return mbs_cmd_run_tool(argc - 2, argv + 2);
   if (!strcmp(cmd, "inverse-dynamics")) return mbs_cmd_inverse_dynamics(argc - 2, argv + 2);
   if (!strcmp(cmd, "inverse-kinematics")) return mbs_cmd_inverse_kinematics(argc - 2, argv + 2);

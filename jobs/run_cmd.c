@@ -102,14 +102,31 @@ static int study_picture(const mbs_study_spec* spec, const char* output) {
   return rc;
 }
 
-int mbs_cmd_run(int argc, char** argv) {
+#define RUN_USAGE                                                                            \
+  "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] "           \
+  "[--threads N] [--part I/K]\n"
+#define MERGE_USAGE "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet]\n"
+
+// `run`, or with merge set `merge` (the result file from the journals of an array job's parts)
+static int run_main(int argc, char** argv, int merge) {
+  const char* cmd = merge ? "merge" : "run";
+  const char* usage = merge ? MERGE_USAGE : RUN_USAGE;
   const char* spec_path = NULL;
   const char* output = NULL;
-  int resume = 0, force = 0, quiet = 0, threads = -1;
+  int resume = 0, force = 0, quiet = 0, threads = -1, part_index = 0, part_count = 0;
   for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--resume")) resume = 1;
-    else if (!strcmp(argv[i], "--force")) force = 1;
+    if (!merge && !strcmp(argv[i], "--resume")) resume = 1;
+    else if (!merge && !strcmp(argv[i], "--force")) force = 1;
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else if (!merge && !strcmp(argv[i], "--part") && i + 1 < argc) {
+      char slash = 0, extra = 0;
+      if (sscanf(argv[++i], "%d%c%d%c", &part_index, &slash, &part_count, &extra) != 3 ||
+          slash != '/' || part_count < 1 || part_index < 0 || part_index >= part_count) {
+        fprintf(stderr, "mbstudy run: --part expects I/K with 0 <= I < K (the array task's "
+                        "index and the number of parts), got '%s'\n", argv[i]);
+        return 2;
+      }
+    }
     else if (!strcmp(argv[i], "--output") && i + 1 < argc) output = argv[++i];
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
       char* end;
@@ -120,14 +137,12 @@ int mbs_cmd_run(int argc, char** argv) {
       }
     } else if (argv[i][0] != '-' && !spec_path) spec_path = argv[i];
     else {
-      fprintf(stderr, "mbstudy run: unknown option '%s'\nusage: mbstudy run SPEC.yaml "
-                      "[--resume] [--force] [--quiet] [--output FILE.h5] [--threads N]\n", argv[i]);
+      fprintf(stderr, "mbstudy %s: unknown option '%s'\n%s", cmd, argv[i], usage);
       return 2;
     }
   }
   if (!spec_path) {
-    fprintf(stderr, "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] "
-                    "[--output FILE.h5] [--threads N]\n");
+    fputs(usage, stderr);
     return 2;
   }
   const int use_mpi = under_mpi_launcher();
@@ -162,15 +177,18 @@ int mbs_cmd_run(int argc, char** argv) {
   if (threads >= 0) spec->threads = threads;
   mbs_study_options o;
   mbs_study_options_default(&o);
-  o.resume = resume;
+  o.resume = resume || merge;
   o.force = force;
+  o.merge_only = merge;
+  o.part_index = part_index;
+  o.part_count = part_count;
   o.use_mpi = use_mpi;
   o.log = stderr;
   o.run_tool = mbs_run_tool_quietly;  // the pipeline study's chain of OpenSim's tools
   mbs_progress prog;
   if (rank == 0 && !quiet) {
-    fprintf(stderr, "mbstudy run: %s: a study of '%s', %d rank%s\n", spec_path, spec->model,
-            nranks, nranks == 1 ? "" : "s");
+    fprintf(stderr, "mbstudy %s: %s: a study of '%s', %d rank%s\n", cmd, spec_path,
+            spec->model, nranks, nranks == 1 ? "" : "s");
     mbs_progress_start(&prog, stderr, "samples", spec->count);
     o.progress = on_progress;
     o.progress_user = &prog;
@@ -184,7 +202,12 @@ int mbs_cmd_run(int argc, char** argv) {
   }
   int exit_code = 0;
   if (rank == 0) {
-    if (rc == MBS_OK) {
+    if (rc == MBS_OK && part_count > 0) {
+      printf("part %d of %d (samples i with i mod %d = %d): %ld computed this run, %ld "
+             "failed in the whole study so far; journals in %s.parts; when every part is "
+             "done: mbstudy merge %s --output %s\n", part_index, part_count, part_count,
+             part_index, res.done, res.failed, spec->output, spec_path, spec->output);
+    } else if (rc == MBS_OK) {
       printf("wrote %s: %ld samples (%ld this run, %ld before), %ld failed; %.3g s, %.3g s in "
              "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
              "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
@@ -194,7 +217,7 @@ int mbs_cmd_run(int argc, char** argv) {
         exit_code = 1;
       if (study_picture(spec, spec->output) != MBS_OK) exit_code = 1;
     } else {
-      fprintf(stderr, "mbstudy run: %s\n", err.message);
+      fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);
     }
   }
   if (rc == MBS_ERR_INTERRUPTED) exit_code = 3;
@@ -202,4 +225,12 @@ int mbs_cmd_run(int argc, char** argv) {
   mbs_spec_free(spec);
   if (use_mpi) MPI_Finalize();
   return exit_code;
+}
+
+int mbs_cmd_run(int argc, char** argv) {
+  return run_main(argc, argv, 0);
+}
+
+int mbs_cmd_merge(int argc, char** argv) {
+  return run_main(argc, argv, 1);
 }

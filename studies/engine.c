@@ -39,6 +39,7 @@ void mbs_study_install_signal_handlers(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);  // a batch scheduler's warning before the time limit
 }
 
 int mbs_study_stop_requested(void) {
@@ -121,6 +122,11 @@ typedef struct run_state {
 
 static int is_done(const run_state* R, long i) {
   return (R->done[i >> 3] >> (i & 7)) & 1;
+}
+
+// with an array job's part: a sample of another part (done elsewhere)
+static int not_mine(const run_state* R, long i) {
+  return R->o->part_count > 0 && i % R->o->part_count != R->o->part_index;
 }
 
 // mark the samples completed by earlier runs
@@ -321,8 +327,27 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   R.done = calloc((size_t)(P.nsamples + 7) / 8 + 1, 1);
   if (rc == MBS_OK && (!parts || !R.done))
     rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  const int part = opt->part_count > 0;
+  if (rc == MBS_OK && part && (opt->part_index < 0 || opt->part_index >= opt->part_count))
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "part %d of %d does not exist (0 .. %d)",
+                  opt->part_index, opt->part_count, opt->part_count - 1);
+  if (rc == MBS_OK && (part || opt->merge_only) && D.ops->iterative)
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study",
+                  "a %s study chooses its samples as it goes: it cannot be split into array "
+                  "parts or merged from them; run it as one job", D.ops->name);
+  if (rc == MBS_OK && part && opt->force)
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, parts,
+                  "--force with a part would discard the other parts' journals in %s", parts);
+  if (rc == MBS_OK && R.rank == 0 && part) {
+    // the shared journals folder: every part adds its own files; rerunning a part goes on
+    if (file_exists(spec->output))
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, spec->output,
+                    "%s exists: the parts of this study were merged already", spec->output);
+    else if (mkdir(parts, 0777) != 0 && errno != EEXIST)
+      rc = MBS_FAIL(err, MBS_ERR_IO, parts, "%s: cannot create: %s", parts, strerror(errno));
+  }
   // the result file and the journals: never overwrite without --force
-  if (rc == MBS_OK && R.rank == 0) {
+  if (rc == MBS_OK && R.rank == 0 && !part) {
     const int out_exists = file_exists(spec->output), parts_exist = file_exists(parts);
     if (out_exists && !opt->force)
       rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, spec->output,
@@ -345,6 +370,15 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "stopped: rank 0 reported an error");
   }
   if (rc == MBS_OK) rc = scan_journals(&R, err);
+  if (rc == MBS_OK && opt->merge_only && R.done_before < P.nsamples) {
+    long first = -1;
+    for (long i = 0; i < P.nsamples && first < 0; i++)
+      if (!is_done(&R, i)) first = i;
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, parts,
+                  "%ld of %ld samples are not in the journals of %s (the first: sample %ld): "
+                  "a part has not finished or was lost; run the study again with --resume to "
+                  "compute them", P.nsamples - R.done_before, P.nsamples, parts, first);
+  }
   if (rc != MBS_OK) {
     mbs_driver_destroy(&D);
     mbs_plan_free(&P);
@@ -356,9 +390,20 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   res.samples = P.nsamples;
   res.skipped = R.done_before;
   mbs_scheduler_open(&R.sched, R.use_mpi, R.nthreads);
-  if (R.rank == 0 && R.done_before)
+  if (R.rank == 0 && part) {
+    long mine = 0, mine_done = 0;
+    for (long i = 0; i < P.nsamples; i++)
+      if (!not_mine(&R, i)) {
+        mine++;
+        mine_done += is_done(&R, i);
+      }
+    if (mine_done)
+      fprintf(log, "mbstudy: part %d of %d: going on: %ld of its %ld samples were completed "
+              "before\n", opt->part_index, opt->part_count, mine_done, mine);
+  } else if (R.rank == 0 && R.done_before && !opt->merge_only) {
     fprintf(log, "mbstudy: resuming: %ld of %ld samples were completed before (%ld failed)\n",
             R.done_before, P.nsamples, R.failed_before);
+  }
   long failed_run = 0, done_run = 0;
   double io_time = 0;
   // the pristine State (model defaults) every sample starts from
@@ -367,8 +412,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     R.bad = 1;
     MBS_FAIL(&R.err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   }
-  // rank 0 writes the result file while the samples are computed
-  if (!R.bad && R.rank == 0) {
+  // rank 0 writes the result file while the samples are computed (not in an array part)
+  if (!R.bad && R.rank == 0 && !part) {
     if (mbs_merger_start(&R.M, &P, parts, spec->output, log, t_start, R.nranks, R.nthreads,
                          &R.err) == MBS_OK)
       R.merger_running = 1;
@@ -395,7 +440,10 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       if (R.quit) break;
       // resources on first use (a rank without work in a batch makes none)
       if (ok && !w) {
-        char* path = mbs_format_string("%s/j%d-r%d-t%d.bin", parts, R.attempt, R.rank, tid);
+        char* path = part ? mbs_format_string("%s/j%d-p%d-r%d-t%d.bin", parts, R.attempt,
+                                              opt->part_index, R.rank, tid)
+                          : mbs_format_string("%s/j%d-r%d-t%d.bin", parts, R.attempt, R.rank,
+                                              tid);
         const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
         w = path ? mbs_journal_create(path, &L, &e) : NULL;
         free(path);
@@ -409,7 +457,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
         mbs_scheduler_next(&R.sched, end, &start, &count);
         if (start >= end) break;
         for (long i = start; ok && i < start + count && !g_stop; i++) {
-          if (is_done(&R, i)) continue;
+          if (is_done(&R, i) || not_mine(&R, i)) continue;
           r->index = i;
           if (R.batch.params)
             memcpy(r->params, R.batch.params + (i - R.batch.first) * P.np,

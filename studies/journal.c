@@ -274,9 +274,10 @@ void mbs_journal_close_reader(mbs_journal_reader* r) {
 //---------------------------------- the journal folder -----------------------------------------
 
 static int is_journal(const char* name, int* attempt) {
-  int a, r, t;
+  int a, k, r, t;
   char tail[8];
-  if (sscanf(name, "j%d-r%d-t%d.bin%7s", &a, &r, &t, tail) == 3) {
+  if (sscanf(name, "j%d-r%d-t%d.bin%7s", &a, &r, &t, tail) == 3 ||
+      sscanf(name, "j%d-p%d-r%d-t%d.bin%7s", &a, &k, &r, &t, tail) == 4) {  // an array part's
     *attempt = a;
     return 1;
   }

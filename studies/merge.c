@@ -377,6 +377,9 @@ int mbs_merger_commit(mbs_merger* M, int ok, mbs_error* err) {
   // the journals are no longer needed once the file is complete
   if (ok && rc == MBS_OK) {
     for (int i = 0; i < M->nsrc; i++) remove(M->src[i].path);
+    // and those without a sample, which a thread may have opened after the last look (every
+    // writer is closed by now)
+    mbs_journal_clear_dir(M->parts);
     rmdir(M->parts);
   }
   for (int i = 0; i < M->nsrc; i++) free(M->src[i].path);

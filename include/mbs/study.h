@@ -46,6 +46,14 @@ typedef struct mbs_study_options {
   int (*run_tool)(void* user, const char* setup, const char* results_dir,
                   const struct mbs_osim_param_value* params, int nparams, FILE* log);
   void* run_tool_user;
+  // one part of an array job: with part_count K > 0, this run computes only the samples i with
+  // i mod K == part_index into the shared journals (`<output>.parts/`, files named by part)
+  // and writes no result file; its own completed samples are skipped when it runs again (a
+  // requeued task goes on). Not for iterative drivers (fits, calibrations, MCMC).
+  int part_index, part_count;
+  // merge_only: write the result file from the journals of every part, computing nothing; an
+  // error names the samples missing from them
+  int merge_only;
 } mbs_study_options;
 
 void mbs_study_options_default(mbs_study_options* o);
@@ -65,12 +73,14 @@ typedef struct mbs_study_result {
   double journal_time;   // s spent writing journals: the largest sum over one rank's threads
 } mbs_study_result;
 
-// Run the study. Returns MBS_OK when the result file is complete (failed samples included),
-// MBS_ERR_INTERRUPTED when stopped by a signal (journals kept: resume), or an error.
+// Run the study. Returns MBS_OK when the result file is complete (failed samples included;
+// with part_count, when the part's samples are in the journals), MBS_ERR_INTERRUPTED when
+// stopped by a signal (journals kept: resume), or an error.
 int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* o,
                   mbs_study_result* result, mbs_error* err);
 
-// Install SIGTERM/SIGINT handlers that make a running study stop cleanly.
+// Install SIGTERM/SIGINT/SIGUSR1 handlers that make a running study stop cleanly (SIGUSR1: the
+// warning a batch scheduler sends before a job's time limit).
 void mbs_study_install_signal_handlers(void);
 
 #ifdef __cplusplus

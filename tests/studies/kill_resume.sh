@@ -1,6 +1,7 @@
 #!/bin/sh
-# A study killed with SIGKILL in the middle, and another stopped with SIGTERM, both resumed
-# with --resume, must give the same file as an uninterrupted run (wall times aside).
+# A study killed with SIGKILL in the middle, and another stopped with SIGTERM (and with
+# MBS_KILL_USR1=1 one with SIGUSR1), each resumed with --resume, must give the same file as an
+# uninterrupted run (wall times aside).
 # usage: kill_resume.sh MBSTUDY SPEC WORKDIR COMPARE_PY [BYTES [COMPARE_OPTION ...]]
 # (the runs are stopped once the journals hold BYTES, default 1000000; the options go to
 # COMPARE_PY)
@@ -42,8 +43,8 @@ interrupt() {
   [ -f "$out" ] && fail "the study finished before it could be stopped by $sig"
   [ -d "$out.parts" ] || fail "no journals after $sig"
   echo "stopped by $sig with exit code $code; journals: $(cat "$out".parts/*.bin | wc -c) bytes"
-  if [ "$sig" = TERM ]; then
-    [ $code -eq 3 ] || fail "SIGTERM: exit code $code, expected 3 (stopped, resumable)"
+  if [ "$sig" != KILL ]; then
+    [ $code -eq 3 ] || fail "SIG$sig: exit code $code, expected 3 (stopped, resumable)"
   fi
   # without --resume the stopped study is not overwritten
   if "$mbstudy" run "$spec" --output "$out" --quiet 2>"$dir/refused.txt"; then
@@ -60,6 +61,10 @@ interrupt() {
 
 interrupt KILL "$dir/killed.h5"
 interrupt TERM "$dir/terminated.h5"
+# SIGUSR1: a batch scheduler's warning before the time limit (MBS_KILL_USR1=1)
+if [ "${MBS_KILL_USR1:-0}" = 1 ]; then
+  interrupt USR1 "$dir/warned.h5"
+fi
 # an existing result file is never overwritten without --force
 "$mbstudy" run "$spec" --output "$dir/full.h5" --quiet 2>/dev/null && fail "overwrote a result"
 echo "PASS: killed and terminated studies resumed to the uninterrupted result"
