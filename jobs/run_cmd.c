@@ -105,7 +105,7 @@ static int study_picture(const mbs_study_spec* spec, const char* output) {
 #define RUN_USAGE                                                                            \
   "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] "           \
   "[--threads N] [--part I/K]\n"
-#define MERGE_USAGE "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet]\n"
+#define MERGE_USAGE "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet] [--if-complete]\n"
 
 // `run`, or with merge set `merge` (the result file from the journals of an array job's parts)
 static int run_main(int argc, char** argv, int merge) {
@@ -118,6 +118,7 @@ static int run_main(int argc, char** argv, int merge) {
     if (!merge && !strcmp(argv[i], "--resume")) resume = 1;
     else if (!merge && !strcmp(argv[i], "--force")) force = 1;
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else if (merge && !strcmp(argv[i], "--if-complete")) merge = 2;
     else if (!merge && !strcmp(argv[i], "--part") && i + 1 < argc) {
       char slash = 0, extra = 0;
       if (sscanf(argv[++i], "%d%c%d%c", &part_index, &slash, &part_count, &extra) != 3 ||
@@ -202,7 +203,11 @@ static int run_main(int argc, char** argv, int merge) {
   }
   int exit_code = 0;
   if (rank == 0) {
-    if (rc == MBS_OK && part_count > 0) {
+    if (rc == MBS_OK && res.incomplete) {
+      printf("%s: not merged yet: %ld of %ld samples are in the journals, or parts of the "
+             "study are still running (the last to finish merges)\n", spec->output,
+             res.skipped, res.samples);
+    } else if (rc == MBS_OK && part_count > 0) {
       printf("part %d of %d (samples i with i mod %d = %d): %ld computed this run, %ld "
              "failed in the whole study so far; journals in %s.parts; when every part is "
              "done: mbstudy merge %s --output %s\n", part_index, part_count, part_count,

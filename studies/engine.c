@@ -8,6 +8,7 @@
 // result file while the samples are computed. Between batches, every rank learns whether the
 // study was stopped or failed anywhere.
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
 #include <omp.h>
@@ -69,6 +70,92 @@ static void polite_wait(int n, MPI_Request* req) {
     const struct timespec pause = {0, 1000000};  // 1 ms
     nanosleep(&pause, NULL);
   }
+}
+
+//---------------------------------- the output's lock ------------------------------------------
+
+// `<output>.lock`: a run or a merge holds it exclusively, the parts of an array job shared, for
+// as long as they work on the output and its journals. An fcntl lock: it dies with its process
+// (kill -9 leaves no stale lock) and works on network file systems with lock support. The
+// exclusive holder writes its process and host into the file for others' messages. *fd: the
+// open lock file (keep it open: closing any descriptor of it drops the lock), -1 on failure;
+// *busy: 1 when another process holds it.
+static int take_lock(const char* output, int exclusive, int* fd, int* busy, mbs_error* err) {
+  *fd = -1;
+  *busy = 0;
+  char* path = mbs_format_string("%s.lock", output);
+  if (!path) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  int rc = MBS_OK;
+  for (int attempt = 0; attempt < 10; attempt++) {
+    const int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) {
+      rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot create the lock file: %s", path,
+                    strerror(errno));
+      break;
+    }
+    struct flock fl;
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = exclusive ? F_WRLCK : F_RDLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(f, F_SETLK, &fl) != 0) {
+      const int e = errno;
+      char who[256] = "";
+      const ssize_t n = pread(f, who, sizeof(who) - 1, 0);
+      who[n > 0 ? n : 0] = 0;
+      who[strcspn(who, "\n")] = 0;
+      close(f);
+      if (e != EACCES && e != EAGAIN) {
+        rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot lock: %s", path, strerror(e));
+        break;
+      }
+      *busy = 1;
+      long pid = 0;
+      char host[200] = "";
+      if (sscanf(who, "%ld %199s", &pid, host) == 2)
+        rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, output,
+                      "%s is being written by process %ld on host %s (another run, resume or "
+                      "merge of this output); wait for it or stop it first", output, pid, host);
+      else
+        rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, output,
+                      "%s is being written by array parts of this study running now (%s); "
+                      "merge when they are done", output, path);
+      break;
+    }
+    // the file locked must still be the one at the path (a finished run removes it)
+    struct stat a, b;
+    if (fstat(f, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino ||
+        a.st_dev != b.st_dev) {
+      close(f);
+      continue;
+    }
+    if (exclusive) {
+      char host[256] = "?";
+      gethostname(host, sizeof(host) - 1);
+      host[sizeof(host) - 1] = 0;
+      char line[300];
+      const int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), host);
+      if (ftruncate(f, 0) != 0 || pwrite(f, line, (size_t)n, 0) != n) {
+        // the lock holds all the same; only the message of others would lack the holder
+      }
+    }
+    *fd = f;
+    break;
+  }
+  if (rc == MBS_OK && *fd < 0)
+    rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: the lock file keeps changing", path);
+  free(path);
+  return rc;
+}
+
+// drop the lock; after a complete result, remove the lock file (while holding it)
+static void drop_lock(const char* output, int fd, int remove_file) {
+  if (fd < 0) return;
+  if (remove_file) {
+    char* path = mbs_format_string("%s.lock", output);
+    if (path) unlink(path);
+    free(path);
+  }
+  close(fd);
 }
 
 //---------------------------------- the plan ---------------------------------------------------
@@ -338,6 +425,18 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   if (rc == MBS_OK && part && opt->force)
     rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, parts,
                   "--force with a part would discard the other parts' journals in %s", parts);
+  if (rc == MBS_OK && opt->plan_only) {  // the study checked; nothing run, nothing written
+    res.samples = P.nsamples;
+    mbs_driver_destroy(&D);
+    mbs_plan_free(&P);
+    free(parts);
+    free(R.done);
+    if (result) *result = res;
+    return MBS_OK;
+  }
+  // rank 0 holds the output's lock from here to the end (shared by the parts of an array job)
+  int lock_fd = -1, lock_busy = 0;
+  if (rc == MBS_OK && R.rank == 0) rc = take_lock(spec->output, !part, &lock_fd, &lock_busy, err);
   if (rc == MBS_OK && R.rank == 0 && part) {
     // the shared journals folder: every part adds its own files; rerunning a part goes on
     if (file_exists(spec->output))
@@ -370,6 +469,18 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "stopped: rank 0 reported an error");
   }
   if (rc == MBS_OK) rc = scan_journals(&R, err);
+  if (rc == MBS_OK && opt->merge_only == 2 && R.done_before < P.nsamples) {
+    res.incomplete = 1;  // not every part is done: nothing to do yet
+    res.samples = P.nsamples;
+    res.skipped = R.done_before;
+    drop_lock(spec->output, lock_fd, 0);
+    mbs_driver_destroy(&D);
+    mbs_plan_free(&P);
+    free(parts);
+    free(R.done);
+    if (result) *result = res;
+    return MBS_OK;
+  }
   if (rc == MBS_OK && opt->merge_only && R.done_before < P.nsamples) {
     long first = -1;
     for (long i = 0; i < P.nsamples && first < 0; i++)
@@ -380,6 +491,12 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
                   "compute them", P.nsamples - R.done_before, P.nsamples, parts, first);
   }
   if (rc != MBS_OK) {
+    if (opt->merge_only == 2 && lock_busy) {  // a part still works: it merges when done
+      res.incomplete = 1;
+      res.samples = P.nsamples;
+      rc = MBS_OK;
+    }
+    drop_lock(spec->output, lock_fd, 0);
     mbs_driver_destroy(&D);
     mbs_plan_free(&P);
     free(parts);
@@ -595,6 +712,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       rc = MBS_FAIL(err, MBS_ERR_IO, "study", "rank 0 could not write the result file");
   }
   mbs_scheduler_close(&R.sched);
+  drop_lock(spec->output, lock_fd, rc == MBS_OK && !part);
   res.wall_time = now() - t_start;
   res.io_time = io_time;
   if (result) *result = res;

@@ -13,7 +13,9 @@
 // (SIGTERM, SIGINT, SIGKILL, a lost node) resumes from the journals and finishes with every
 // sample exactly once. A writer thread on rank 0 merges the journals, in sample order, into
 // the HDF5 file while the samples are computed; after the last one it adds the statistics
-// across samples, moves the file into place and removes the journals.
+// across samples, moves the file into place and removes the journals. Rank 0 holds a lock on
+// `<output>.lock` meanwhile: a second run, resume or merge of the same output is refused,
+// naming the process and host that hold it.
 #ifndef MBS_STUDY_H_
 #define MBS_STUDY_H_
 
@@ -52,8 +54,13 @@ typedef struct mbs_study_options {
   // requeued task goes on). Not for iterative drivers (fits, calibrations, MCMC).
   int part_index, part_count;
   // merge_only: write the result file from the journals of every part, computing nothing; an
-  // error names the samples missing from them
+  // error names the samples missing from them (1), or (2) the result says `incomplete` and
+  // nothing is written when samples are missing or parts still run (the last part to finish
+  // merges)
   int merge_only;
+  // make and check the plan (model, parameters, outputs) and return the number of samples in
+  // the result, touching no file
+  int plan_only;
 } mbs_study_options;
 
 void mbs_study_options_default(mbs_study_options* o);
@@ -71,6 +78,7 @@ typedef struct mbs_study_result {
   double merge_time;     // s between the last sample and the complete result file (rank 0)
   double merge_busy;     // s the writer thread worked in all (mostly during the run)
   double journal_time;   // s spent writing journals: the largest sum over one rank's threads
+  int incomplete;        // merge_only 2: not merged (samples missing or parts running)
 } mbs_study_result;
 
 // Run the study. Returns MBS_OK when the result file is complete (failed samples included;

@@ -2,8 +2,10 @@
 # An array job's parts (`mbstudy run --part I/K`), run at the same time into one journal folder,
 # one of them on two MPI ranks, merged by `mbstudy merge` into the file a single run writes
 # (bit for bit, wall times aside); a part run again goes on from its journals; merging before
-# every part is done names what is missing; bad --part values and iterative studies refused.
-# usage: array_parts.sh MBSTUDY SPEC ITERATIVE_SPEC WORKDIR COMPARE_PY MPIEXEC
+# every part is done names what is missing (--if-complete: writes nothing, exit 0); bad --part values and iterative studies refused.
+# Also the output's lock: a second run, a resume or a merge of an output being written is
+# refused, naming the process and host; a part cannot run while a full run holds it.
+# usage: array_parts.sh MBSTUDY SPEC ITERATIVE_SPEC WORKDIR COMPARE_PY MPIEXEC LONG_SPEC
 set -u
 mbstudy=$1
 spec=$2
@@ -11,6 +13,7 @@ iterative=$3
 dir=$4
 compare=$5
 mpiexec=$6
+long=$7
 rm -rf "$dir"
 mkdir -p "$dir"
 
@@ -34,6 +37,10 @@ fi
 grep -q "not in the journals" "$dir/merge1.txt" || fail "merge message: $(cat "$dir/merge1.txt")"
 [ -f "$dir/array.h5" ] && fail "a refused merge left a result file"
 echo "refused: $(cat "$dir/merge1.txt")"
+"$mbstudy" merge "$spec" --output "$dir/array.h5" --if-complete > "$dir/merge2.txt" 2>&1 ||
+  fail "merge --if-complete with a part missing: $(cat "$dir/merge2.txt")"
+grep -q "not merged yet" "$dir/merge2.txt" || fail "merge --if-complete: $(cat "$dir/merge2.txt")"
+[ -f "$dir/array.h5" ] && fail "merge --if-complete wrote a result with a part missing"
 
 # part 1, twice: the second run finds its samples done and computes nothing
 "$mbstudy" run "$spec" --output "$dir/array.h5" --part 1/3 --quiet || fail "part 1 failed"
@@ -42,7 +49,7 @@ echo "refused: $(cat "$dir/merge1.txt")"
 grep -q "part 1 of 3 (.*): 0 computed this run" "$dir/p1b.txt" ||
   fail "part 1 run again: $(cat "$dir/p1b.txt")"
 ls "$dir/array.h5.parts"
-"$mbstudy" merge "$spec" --output "$dir/array.h5" --quiet || fail "merge failed"
+"$mbstudy" merge "$spec" --output "$dir/array.h5" --if-complete --quiet || fail "merge failed"
 [ -d "$dir/array.h5.parts" ] && fail "journals left after the merge"
 /usr/bin/python3 "$compare" "$dir/single.h5" "$dir/array.h5" --ignore /status/wall_time
 rc=$?
@@ -64,4 +71,33 @@ grep -q "other parts' journals" "$dir/force.txt" || fail "--force message: $(cat
   fail "an iterative study ran as a part"
 grep -q "cannot be split into array parts" "$dir/iter.txt" ||
   fail "iterative message: $(cat "$dir/iter.txt")"
-echo "PASS: parts merged into the single run's file; refusals clear"
+
+# the lock: a run of a long study in the background, then every other writer refused
+"$mbstudy" run "$long" --output "$dir/long.h5" --threads 1 --quiet > /dev/null 2>&1 &
+lpid=$!
+i=0
+while [ ! -s "$dir/long.h5.lock" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+for how in "--resume" "--force" "--part 0/2"; do
+  # shellcheck disable=SC2086
+  "$mbstudy" run "$long" --output "$dir/long.h5" $how --quiet 2> "$dir/lock.txt" &&
+    fail "run $how went on while another run held the output"
+  grep -q "is being written by process $lpid on host" "$dir/lock.txt" ||
+    fail "run $how: '$(cat "$dir/lock.txt")'"
+done
+"$mbstudy" merge "$long" --output "$dir/long.h5" --quiet 2> "$dir/lock.txt" &&
+  fail "merge went on while a run held the output"
+grep -q "is being written by process $lpid" "$dir/lock.txt" || fail "merge: $(cat "$dir/lock.txt")"
+echo "refused: $(cat "$dir/lock.txt")"
+kill -TERM $lpid
+wait $lpid
+[ $? -eq 3 ] || fail "the long run did not stop cleanly"
+# the lock died with its holder: the resume runs
+"$mbstudy" run "$long" --output "$dir/long.h5" --resume --threads 1 --quiet > /dev/null 2>&1 &
+lpid=$!
+sleep 0.3
+kill -KILL $lpid
+wait $lpid
+"$mbstudy" run "$long" --output "$dir/long.h5" --resume --quiet > /dev/null 2>&1 ||
+  fail "no resume after SIGKILL (a stale lock?)"
+[ -e "$dir/long.h5.lock" ] && fail "the lock file stays after a complete run"
+echo "PASS: parts merged into the single run's file; refusals clear; the output locked"
