@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "demo.h"
 #include "model_cmd.h"
 #include "inspect_cmd.h"
 #include "run_cmd.h"
+#include "submit_cmd.h"
 #include "run_tool.h"
 #include "tool_cli.h"
 #include "tool_id.h"
@@ -44,6 +46,11 @@ static void usage(FILE* f) {
           "            --part I/K computes one part of K (samples i mod K = I) of an array job\n"
           "  merge SPEC.yaml [--output FILE.h5] [--quiet]\n"
           "            the result file of an array job from its parts' journals\n"
+          "  submit SPEC.yaml --scheduler slurm|pbs --nodes N --ranks-per-node R --threads T\n"
+          "            --time HH:MM:SS [--partition P] [--account A] [--mem M] [--array K]\n"
+          "            [--dry-run]: the study as a cluster job (--help for all options)\n"
+          "  status OUTPUT.h5   a submitted study: its jobs, samples done and left, rate, ETA\n"
+          "  cancel OUTPUT.h5   cancel its jobs (the completed samples stay)\n"
           "  run-tool SETUP.xml [--results DIR] [--quiet]\n"
           "            run an OpenSim tool setup file (ForwardTool) as OpenSim does: its model,\n"
           "            times, controllers, initial states, external loads; OpenSim's results\n"
@@ -134,12 +141,18 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  // files are written with the user's umask, but never writable by everyone
+  const mode_t mask = umask(0);
+  umask(mask | S_IWOTH);
   const char* cmd = argv[1];
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 2, argv + 2);
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(cmd, "run")) return mbs_cmd_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "merge")) return mbs_cmd_merge(argc - 2, argv + 2);
+  if (!strcmp(cmd, "submit")) return mbs_cmd_submit(argc - 2, argv + 2);
+  if (!strcmp(cmd, "status")) return mbs_cmd_status(argc - 2, argv + 2);
+  if (!strcmp(cmd, "cancel")) return mbs_cmd_cancel(argc - 2, argv + 2);
   if (!strcmp(cmd, "run-tool")) return mbs_cmd_run_tool(argc - 2, argv + 2);
   if (!strcmp(cmd, "inverse-dynamics")) return mbs_cmd_inverse_dynamics(argc - 2, argv + 2);
   if (!strcmp(cmd, "inverse-kinematics")) return mbs_cmd_inverse_kinematics(argc - 2, argv + 2);

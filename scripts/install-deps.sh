@@ -22,8 +22,10 @@ packages="cmake make gcc pkg-config
   libcairo2-dev"
 
 if [ "${1:-}" = "--tests" ]; then
-    # g++ builds the Simbody cross-check; h5py reads result files in tests.
-    packages="$packages g++ valgrind python3-h5py python3-numpy libsimbody-dev libmujoco-dev"
+    # g++ builds the Simbody cross-check; h5py reads result files in tests; Slurm and munge
+    # for the cluster test (a single-node cluster the test starts and stops itself).
+    packages="$packages g++ valgrind python3-h5py python3-numpy libsimbody-dev libmujoco-dev
+      slurm-wlm munge"
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -168,6 +168,14 @@ mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout*
              "in its header)", path);
     return NULL;
   }
+  const mbs_journal_layout own = {fp, np, nt, ns};
+  if (!L) L = &own;  // any study's journal (mbstudy status)
+  if (np < 0 || nt < 0 || ns < 0 || np > (1 << 20) || nt > ((int64_t)1 << 40) || ns > (1 << 20)) {
+    fclose(f);
+    MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: not a journal of completed samples (its layout is "
+             "impossible)", path);
+    return NULL;
+  }
   if (fp != L->fingerprint || np != L->nparams || nt != L->ntraj || ns != L->nscalars) {
     fclose(f);
     MBS_FAIL(err, MBS_ERR_ARGUMENT, path,

@@ -46,6 +46,7 @@ int mbs_journal_close(mbs_journal_writer* w, mbs_error* err);
 // follows (the end, or a journal still being written: the reader stays where the record
 // starts, so a later call can read it once it is complete)
 typedef struct mbs_journal_reader mbs_journal_reader;
+// (L NULL: a journal of any study, read with its own layout)
 mbs_journal_reader* mbs_journal_open(const char* path, const mbs_journal_layout* L,
                                      mbs_error* err);
 int mbs_journal_next(mbs_journal_reader* r, mbs_journal_record* out);
