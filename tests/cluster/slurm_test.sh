@@ -195,7 +195,7 @@ same "$work/small_direct.h5" "$work/array.h5"
 echo "3. ok: the array job's 3 parts merged equal the direct run"
 
 # 4. longer than the time limit: warned (USR1 40 s before the 1-minute limit), chained
-sed -e 's/^\( *count:\).*/\1 4000/' "$long" > "$work/longer.yaml"
+sed -e 's/^\( *count:\).*/\1 8000/' "$long" > "$work/longer.yaml"
 # shellcheck disable=SC2086
 id=$("$mbstudy" submit "$work/longer.yaml" $opts --time 00:01:00 --warn 40 \
   --output "$work/longer.h5") || fail "submit with a time limit"
@@ -210,10 +210,10 @@ import numpy as np
 with h5py.File(sys.argv[1], "r") as h:
     done = h["status/done"][:]
     code = h["status/code"][:]
-    assert len(done) == 4000 and np.all(done == 1) and np.all(code == 0), "samples missing"
+    assert len(done) == 8000 and np.all(done == 1) and np.all(code == 0), "samples missing"
     q = h["trajectories/q"][:]
     assert np.all(np.isfinite(q)), "NaN trajectories"
-print("4000 samples, every one done once")
+print("8000 samples, every one done once")
 EOF
 echo "4. ok: $chained chained job(s) completed the study after its time limit"
 echo "PASS"
