@@ -127,9 +127,9 @@ static char* absolute_path(const char* path) {
 
 //---------------------------------- running the scheduler's commands --------------------------
 
-// run argv (no shell); its standard output in *out (free it); the exit status, -1 if it could
-// not be started
-static int run_command(char* const* argv, char** out) {
+// run argv (no shell); its standard output (and with both, its error output) in *out (free
+// it); the exit status, -1 if it could not be started
+static int run_command_to(char* const* argv, char** out, int both) {
   *out = NULL;
   int fd[2];
   if (pipe(fd) != 0) return -1;
@@ -141,6 +141,7 @@ static int run_command(char* const* argv, char** out) {
   }
   if (pid == 0) {
     dup2(fd[1], 1);
+    if (both) dup2(fd[1], 2);
     close(fd[0]);
     close(fd[1]);
     execvp(argv[0], argv);
@@ -172,6 +173,10 @@ static int run_command(char* const* argv, char** out) {
   *out = buf;
   if (!WIFEXITED(st)) return -1;
   return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
+}
+
+static int run_command(char* const* argv, char** out) {
+  return run_command_to(argv, out, 0);
 }
 
 //---------------------------------- the jobs file ----------------------------------------------
@@ -638,14 +643,23 @@ static void job_state(int scheduler, const char* id, char* out, size_t n) {
   int r;
   if (scheduler == SCHED_SLURM) {
     char* cmd[] = {"squeue", "-h", "-r", "-t", "all", "-o", "%i %T", "-j", (char*)id, NULL};
-    r = run_command(cmd, &st);
+    r = run_command_to(cmd, &st, 1);
   } else {
     char* cmd[] = {"qstat", "-f", (char*)id, NULL};
-    r = run_command(cmd, &st);
+    r = run_command_to(cmd, &st, 1);
   }
-  if (r < 0) snprintf(out, n, "unknown (the scheduler's commands are not found here)");
-  else if (r != 0 || !st || !*st) snprintf(out, n, "finished (no longer listed)");
-  else if (scheduler == SCHED_SLURM) {
+  // a job the scheduler has forgotten: "Invalid job id" (squeue), "Unknown Job Id" (qstat)
+  const int forgotten = st && (strstr(st, "nvalid job id") || strstr(st, "nknown Job Id") ||
+                               strstr(st, "has finished"));
+  if (r < 0) {
+    snprintf(out, n, "unknown (the scheduler's commands are not found here)");
+  } else if (r != 0 && !forgotten) {
+    char first[120] = "";
+    if (st) snprintf(first, sizeof(first), "%.*s", (int)strcspn(st, "\n"), st);
+    snprintf(out, n, "unknown (%s: %s)", scheduler == SCHED_SLURM ? "squeue" : "qstat", first);
+  } else if (r != 0 || !st || !*st) {
+    snprintf(out, n, "finished (no longer listed)");
+  } else if (scheduler == SCHED_SLURM) {
     // one line per job (per task of an array): "123 RUNNING"; summarize
     int running = 0, pending = 0, other = 0;
     char last[64] = "";
