@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // open_memstream
 // The mbstudy command line.
 #include <errno.h>
 #include <stdio.h>
@@ -136,6 +137,39 @@ static int cmd_demo(int argc, char** argv) {
   return 0;
 }
 
+// `mbstudy CMD --help` for the commands without their own: CMD's part of the usage text (its
+// lines and their continuations)
+static int command_help(const char* cmd) {
+  char* text = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  if (!f) return 1;
+  usage(f);
+  fclose(f);
+  const size_t n = strlen(cmd);
+  int in = 0, found = 0;
+  printf("usage:\n");
+  for (char* line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (!strncmp(line, "  ", 2) && line[2] != ' ')  // a command's first line
+      in = !strncmp(line + 2, cmd, n) && (line[2 + n] == ' ' || !line[2 + n]);
+    else if (strncmp(line, "    ", 4))  // not a continuation: a heading
+      in = 0;
+    if (in) {
+      printf("%s\n", line);
+      found = 1;
+    }
+  }
+  free(text);
+  if (!found) printf("  mbstudy %s (see mbstudy help)\n", cmd);
+  return 0;
+}
+
+static int wants_help(int argc, char** argv) {
+  for (int i = 2; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
@@ -145,6 +179,13 @@ int main(int argc, char** argv) {
   const mode_t mask = umask(0);
   umask(mask | S_IWOTH);
   const char* cmd = argv[1];
+  // every command answers --help (these with their own, longer text)
+  static const char* const own_help[] = {"run-tool", "submit", "inverse-dynamics",
+                                         "inverse-kinematics", "scale", "analyze"};
+  int own = 0;
+  for (size_t k = 0; k < sizeof(own_help) / sizeof(own_help[0]); k++)
+    own |= !strcmp(cmd, own_help[k]);
+  if (!own && wants_help(argc, argv)) return command_help(cmd);
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 2, argv + 2);
   if (!strcmp(cmd, "model")) return mbs_cmd_model(argc - 2, argv + 2);
   if (!strcmp(cmd, "simulate")) return mbs_cmd_simulate(argc - 2, argv + 2);

@@ -7,17 +7,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "../studies/builtin_models.h"
+#include "../studies/human_model.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
 #include "mbs/sto.h"
 #include "progress.h"
 
+// an .osim file, or a model mbstudy builds itself (`run` accepts both): the built-in models
+// (double_pendulum, ...) and `human` (the posture study's standing human on its platform)
 static mbs_osim_model* load_with(const char* path, const char* loads, const char* cmd,
                                  int quiet) {
   mbs_error err;
   mbs_osim_options o = {.external_loads = loads};
-  mbs_osim_model* m = mbs_osim_read_options(path, &o, &err);
+  struct stat sb;
+  const int is_file = stat(path, &sb) == 0;
+  const char* builtin = is_file ? NULL : mbs_builtin_model(path);
+  mbs_osim_model* m;
+  if (builtin) {
+    m = mbs_osim_parse(builtin, strlen(builtin), path, &o, &err);
+  } else if (!is_file && !strcmp(path, "human")) {
+    mbs_human_params hp;
+    mbs_human_params_default(&hp);
+    m = mbs_human_model_build(&hp, &err);
+  } else {
+    m = mbs_osim_read_options(path, &o, &err);
+    if (!m && !is_file && !strchr(path, '/')) {  // perhaps meant as a built-in model's name
+      char list[300] = "";
+      for (int i = 0; i < mbs_builtin_model_count(); i++) {
+        strncat(list, mbs_builtin_model_name(i), sizeof(list) - strlen(list) - 3);
+        strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+      }
+      fprintf(stderr, "mbstudy %s: %s (nor a built-in model: %shuman)\n", cmd, err.message,
+              list);
+      return NULL;
+    }
+  }
   if (!m) {
     fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);
     return NULL;
