@@ -503,10 +503,14 @@ static void put_label(FILE* out, const mbs_posture_table* t, int m, int k, int d
           mbs_posture_direction_name(t->axis[AX_DIR].v[d], 0, b2, sizeof b2));
 }
 
-// one stability index, a dash for none
-static void put_index(FILE* out, double v) {
+// one stability index, a dash for none; with the time of the fall when the model fell (the
+// index alone cannot tell a fall after 2.5 s, 0.998, from standing the whole time)
+static void put_index(FILE* out, const mbs_posture_table* t, size_t cell) {
+  const double v = t->stability_index[cell], T = t->time_to_fall[cell];
+  const double D = t->duration[0] ? atof(t->duration) : NAN;
   if (isnan(v)) fprintf(out, " – |");
-  else fprintf(out, " %.2f |", v);
+  else if (D > 0 && T < D * (1 - 1e-9)) fprintf(out, " %.4f (falls at %.2f s) |", v, T);
+  else fprintf(out, " %.4f |", v);
 }
 
 static void write_summary(const mbs_posture_table* t, FILE* out) {
@@ -574,7 +578,7 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
       for (int m = 0; m < t->axis[AX_MODE].n; m++)
         for (int k = 0; k < t->axis[AX_KNEE].n; k++)
           for (int d = 0; d < t->axis[AX_DIR].n; d++) {
-            put_index(out, t->stability_index[mbs_posture_table_cell(t, m, k, d, g)]);
+            put_index(out, t, mbs_posture_table_cell(t, m, k, d, g));
           }
       fprintf(out, "\n");
     }
@@ -590,7 +594,7 @@ int mbs_posture_table_write_markdown(const mbs_posture_table* t, FILE* out, mbs_
       for (int d = 0; d < t->axis[AX_DIR].n; d++) {
         put_label(out, t, m, k, d, "| %s | %g° | %s |");
         for (int g = 0; g < ag->n; g++) {
-          put_index(out, t->stability_index[mbs_posture_table_cell(t, m, k, d, g)]);
+          put_index(out, t, mbs_posture_table_cell(t, m, k, d, g));
         }
         fprintf(out, "\n");
       }

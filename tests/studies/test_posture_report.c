@@ -311,8 +311,10 @@ static void check_table(const char* md) {
     EXPECT_TRUE(strstr(md, row) != NULL);
     if (!strstr(md, row)) printf("expected the summary row %s\n", row);
   }
-  snprintf(row, sizeof row, "| locked | 30° | anterior | %.2f | %.2f | %.2f | %.2f |\n",
-           1 - exp(-9.0), 1 - exp(-9.0), 1 - exp(-4.0), 1 - exp(-1.5 * 1.5));
+  // standing the whole 3 s and falling are told apart: the falls with their time
+  snprintf(row, sizeof row,
+           "| locked | 30° | anterior | %.4f | %.4f | %.4f (falls at 2.00 s) | %.4f (falls at "
+           "1.50 s) |\n", 1 - exp(-9.0), 1 - exp(-9.0), 1 - exp(-4.0), 1 - exp(-1.5 * 1.5));
   EXPECT_TRUE(strstr(md, row) != NULL);
   if (!strstr(md, row)) printf("expected the row %s", row);
   // the failed sample's row shows a dash in its column
