@@ -87,6 +87,9 @@ struct mbs_osim_model {
   int nzdef, cap_zdef;
   char** warning;
   int nwarning, cap_warning;
+  // the external loads' data file and its time range (mbs_osim_external_loads_range)
+  const char* loads_data;
+  double loads_t0, loads_t1;
   // strings and arrays owned by the model
   void** pool;
   int npool, cap_pool;
@@ -2518,6 +2521,11 @@ static int read_external_loads(mbs_osim_model* m, const char* xml) {
                        data ? terr.message : "out of memory");
     goto done;
   }
+  if (t->nrow > 0) {
+    m->loads_data = keep(m, dup_str(data));
+    m->loads_t0 = mbs_table_get(t, 0, 0);
+    m->loads_t1 = mbs_table_get(t, t->nrow - 1, 0);
+  }
   xmlNodePtr objs = child(el, "objects");
   for (xmlNodePtr e = objs ? objs->children : NULL; e && !rc; e = e->next) {
     if (!is_elem(e)) continue;
@@ -2868,6 +2876,13 @@ const mbs_osim_marker* mbs_osim_marker_at(const mbs_osim_model* m, int i) {
   return i >= 0 && i < m->nmarker ? &m->marker[i] : NULL;
 }
 int mbs_osim_nwarning(const mbs_osim_model* m) { return m->nwarning; }
+
+const char* mbs_osim_external_loads_range(const mbs_osim_model* m, double* t0, double* t1) {
+  if (!m->loads_data) return NULL;
+  *t0 = m->loads_t0;
+  *t1 = m->loads_t1;
+  return m->loads_data;
+}
 const char* mbs_osim_warning(const mbs_osim_model* m, int i) {
   return i >= 0 && i < m->nwarning ? m->warning[i] : NULL;
 }

@@ -406,6 +406,14 @@ int mbs_cmd_simulate(int argc, char** argv) {
   }
   mbs_osim_model* m = load_with(model, loads, "simulate", 0);
   if (!m) return 1;
+  double lt0, lt1;
+  const char* ldata = mbs_osim_external_loads_range(m, &lt0, &lt1);
+  if (ldata && (duration > lt1 || lt0 > 0))
+    fprintf(stderr, "warning: the external loads' data (%s) cover t = %g .. %g s and the "
+                    "simulation runs over 0 .. %g s: outside the data each force, point and "
+                    "torque continues along its spline's end tangent (linear extrapolation from "
+                    "the %s values)\n", ldata, lt0, lt1, duration,
+            duration > lt1 && lt0 > 0 ? "first and last" : duration > lt1 ? "last" : "first");
   const mbs_system* sys = mbs_osim_system(m);
   mbs_state* st = mbs_state_create(sys);
   const int n = mbs_osim_ncoordinate(m);

@@ -162,6 +162,10 @@ int mbs_osim_nmarker(const mbs_osim_model* m);
 const mbs_osim_marker* mbs_osim_marker_at(const mbs_osim_model* m, int i);
 
 int mbs_osim_nwarning(const mbs_osim_model* m);
+// The data file of the external loads read with the model (mbs_osim_options.external_loads)
+// and its first and last times; NULL without external loads. Outside that range each force,
+// point and torque follows its spline's end tangent (linear extrapolation).
+const char* mbs_osim_external_loads_range(const mbs_osim_model* m, double* t0, double* t1);
 const char* mbs_osim_warning(const mbs_osim_model* m, int i);  // "file:line: Kind 'name': ..."
 
 // Put a State of the model's system in its default pose: coordinates at their default values
