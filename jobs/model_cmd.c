@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "../studies/builtin_models.h"
@@ -14,6 +15,7 @@
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
 #include "mbs/sto.h"
+#include "mbs/table.h"
 #include "progress.h"
 
 // an .osim file, or a model mbstudy builds itself (`run` accepts both): the built-in models
@@ -164,9 +166,112 @@ static int cmd_info(const char* path) {
 
 //---------------------------------- model accel ------------------------------------------------
 
+// up to 20 characters of input for a message, control characters shown as \n, \t or \xNN
+static void excerpt(const char* p, char* out, size_t size) {
+  size_t k = 0;
+  for (int i = 0; p[i] && i < 20 && k + 5 < size; i++) {
+    const unsigned char c = (unsigned char)p[i];
+    if (c == '\n') k += (size_t)snprintf(out + k, size - k, "\\n");
+    else if (c == '\r') k += (size_t)snprintf(out + k, size - k, "\\r");
+    else if (c == '\t') k += (size_t)snprintf(out + k, size - k, "\\t");
+    else if (c < 0x20 || c == 0x7f) k += (size_t)snprintf(out + k, size - k, "\\x%02x", c);
+    else out[k++] = (char)c;
+  }
+  out[k] = 0;
+}
+
+// the column of a coordinate's value or speed in a storage file: OpenSim 4's state paths
+// (/jointset/J/C/value, /speed), or OpenSim 3's names (C, C_u) and a motion's (C)
+static int state_column(const mbs_table* t, const mbs_osim_coordinate* c, int speed) {
+  char lab[600];
+  snprintf(lab, sizeof(lab), "/jointset/%s/%s/%s", c->joint, c->name, speed ? "speed" : "value");
+  int k = mbs_table_column(t, lab);
+  if (k < 0) {
+    snprintf(lab, sizeof(lab), speed ? "%s_u" : "%s", c->name);
+    k = mbs_table_column(t, lab);
+  }
+  return k;
+}
+
+// `model accel` of the states in an OpenSim storage file (.sto, .mot): columns by name,
+// degrees converted; speeds absent from the file are 0 (said once); a row of time and the
+// accelerations per row
+static int accel_storage(mbs_osim_model* m, const char* states) {
+  mbs_table* t = NULL;
+  mbs_error err;
+  if (mbs_table_read_sto(states, &t, &err) != MBS_OK) {
+    fprintf(stderr, "mbstudy model accel: %s\n", err.message);
+    return 1;
+  }
+  const mbs_system* sys = mbs_osim_system(m);
+  const int n = mbs_osim_ncoordinate(m);
+  int* col = malloc((2 * (size_t)n + 1) * sizeof(int));
+  double* v = malloc((2 * (size_t)n + 1) * sizeof(double));
+  double* a = malloc(((size_t)n + 1) * sizeof(double));
+  mbs_state* st = mbs_state_create(sys);
+  int rc = 0, nospeed = 0;
+  if (!col || !v || !a || !st) {
+    fprintf(stderr, "mbstudy model accel: out of memory\n");
+    rc = 1;
+  }
+  for (int i = 0; !rc && i < n; i++) {
+    const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
+    col[i] = state_column(t, c, 0);
+    col[n + i] = state_column(t, c, 1);
+    nospeed += col[n + i] < 0;
+    if (col[i] < 0) {
+      fprintf(stderr, "mbstudy model accel: %s: no column for coordinate '%s' (/jointset/%s/%s/"
+                      "value or %s)\n", states, c->name, c->joint, c->name, c->name);
+      rc = 1;
+    }
+  }
+  if (!rc && nospeed)
+    fprintf(stderr, "mbstudy model accel: %s: %d of %d coordinates have no speed column: their "
+                    "speeds are 0\n", states, nospeed, n);
+  if (!rc) {
+    printf("time");
+    for (int i = 0; i < n; i++) printf(" %s", mbs_osim_coordinate_info(m, i)->name);
+    printf("\n");
+  }
+  for (int r = 0; !rc && r < t->nrow; r++) {
+    for (int i = 0; i < n; i++) {
+      const mbs_osim_coordinate* c = mbs_osim_coordinate_info(m, i);
+      const double s = t->in_degrees && c->motion == MBS_OSIM_ROTATIONAL ? M_PI / 180 : 1;
+      v[i] = s * mbs_table_get(t, r, col[i]);
+      v[n + i] = col[n + i] < 0 ? 0 : s * mbs_table_get(t, r, col[n + i]);
+    }
+    mbs_osim_set_coordinates(m, st, v, v + n);
+    if (mbs_osim_get_accelerations(m, st, a)) {
+      fprintf(stderr, "mbstudy model accel: %s: row %d (t = %g): %s\n", states, r + 1,
+              mbs_table_get(t, r, 0), mbs_state_error(st)->message);
+      rc = 1;
+      break;
+    }
+    printf("%.17g", mbs_table_get(t, r, 0));
+    for (int i = 0; i < n; i++) printf(" %.17g", a[i]);
+    printf("\n");
+  }
+  mbs_state_destroy(st);
+  free(col);
+  free(v);
+  free(a);
+  mbs_table_free(t);
+  return rc;
+}
+
+static int ends_with(const char* s, const char* tail) {
+  const size_t n = strlen(s), k = strlen(tail);
+  return n >= k && !strcasecmp(s + n - k, tail);
+}
+
 static int cmd_accel(const char* path, const char* states) {
   mbs_osim_model* m = load(path, "model accel", 1);
   if (!m) return 1;
+  if (strcmp(states, "-") && (ends_with(states, ".sto") || ends_with(states, ".mot"))) {
+    const int rc = accel_storage(m, states);
+    mbs_osim_free(m);
+    return rc;
+  }
   FILE* f = !strcmp(states, "-") ? stdin : fopen(states, "r");
   if (!f) {
     fprintf(stderr, "mbstudy model accel: %s: cannot open: %s\n", states, strerror(errno));
@@ -193,8 +298,11 @@ static int cmd_accel(const char* path, const char* states) {
       char* end;
       const double x = strtod(p, &end);
       if (end == p) {
-        fprintf(stderr, "mbstudy model accel: %s:%d: '%.20s' is not a number\n", states, lineno,
-                p);
+        char ex[120];
+        excerpt(p, ex, sizeof(ex));
+        fprintf(stderr, "mbstudy model accel: %s:%d: '%s' is not a number (an OpenSim storage "
+                "file is read by its columns when its name ends in .sto or .mot)\n", states,
+                lineno, ex);
         rc = 1;
         break;
       }
