@@ -332,12 +332,58 @@ static char* resolve_path(const char* spec_path, const char* rel) {
   return out;
 }
 
+// The folder of OpenSim's published models and data (models/, data/): the environment's
+// MBS_SHARED_DIR, else the build's (CMake's MBS_SHARED_DIR, the setting the tests use).
+#ifndef MBS_DEFAULT_SHARED_DIR
+#define MBS_DEFAULT_SHARED_DIR ""
+#endif
+static const char* shared_dir(int* from_env) {
+  const char* e = getenv("MBS_SHARED_DIR");
+  *from_env = e && *e;
+  return *from_env ? e : MBS_DEFAULT_SHARED_DIR;
+}
+
+// A path with ${MBS_SHARED_DIR} (at its start) replaced by that folder; *out a new string. A
+// folder that is not set, or a file not there, is reported with how to set it.
+static int expand_shared(spec_ctx* c, int line, const char* kp, const char* in, char** out) {
+  static const char var[] = "${MBS_SHARED_DIR}";
+  *out = NULL;
+  if (strncmp(in, var, sizeof(var) - 1) != 0) {
+    *out = strdup(in);
+    return *out ? MBS_OK : no_memory(c, line, kp);
+  }
+  int from_env;
+  const char* dir = shared_dir(&from_env);
+  if (!*dir)
+    return fail(c, MBS_ERR_ARGUMENT, line, kp, "'%.80s': MBS_SHARED_DIR is not set: set it to "
+                "the folder holding OpenSim's published models and data (models/, data/), e.g. "
+                "export MBS_SHARED_DIR=$HOME/opensim-shared, or configure with cmake "
+                "-DMBS_SHARED_DIR=...", in);
+  *out = mbs_format_string("%s%s", dir, in + sizeof(var) - 1);
+  if (!*out) return no_memory(c, line, kp);
+  FILE* f = fopen(*out, "r");
+  if (!f)
+    return fail(c, MBS_ERR_ARGUMENT, line, kp, "%s not found: MBS_SHARED_DIR (%s, %s) should "
+                "name the folder holding OpenSim's published models and data (models/, data/); "
+                "set it with export MBS_SHARED_DIR=... or cmake -DMBS_SHARED_DIR=...", *out, dir,
+                from_env ? "from the environment" : "from the build");
+  fclose(f);
+  return MBS_OK;
+}
+
 static int get_path(spec_ctx* c, const char* spec_path, field* f, const char* kp, char** out) {
   char* s = NULL;
   int rc = get_string(c, f->value, f->line, kp, &s);
   if (rc) return rc;
-  *out = resolve_path(spec_path, s);
+  char* x = NULL;
+  rc = expand_shared(c, f->line, kp, s, &x);
   free(s);
+  if (rc) {
+    free(x);
+    return rc;
+  }
+  *out = resolve_path(spec_path, x);
+  free(x);
   return *out ? MBS_OK : no_memory(c, f->line, kp);
 }
 
@@ -1575,6 +1621,13 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
     }
   }
   if ((rc = get_string(c, f[TOP_MODEL].value, f[TOP_MODEL].line, "model", &s->model))) return rc;
+  {
+    char* x = NULL;
+    rc = expand_shared(c, f[TOP_MODEL].line, "model", s->model, &x);
+    free(s->model);
+    s->model = x;
+    if (rc) return rc;
+  }
   if (ends_with_ci(s->model, ".osim")) {
     s->model_path = resolve_path(s->path, s->model);
     if (!s->model_path) return no_memory(c, f[TOP_MODEL].line, "model");
