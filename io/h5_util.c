@@ -69,6 +69,16 @@ hid_t mbs_h5_str_type(size_t width) {
   return t;
 }
 
+hid_t mbs_h5_vlen_str_type(void) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return t;
+  if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
 int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
                        const char* value) {
   int rc = 0;
@@ -78,10 +88,18 @@ int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* 
   htri_t exists = H5Aexists(loc, key);
   H5TRY(exists, "check attribute '%s'", key);
   if (exists > 0) H5TRY(H5Adelete(loc, key), "replace attribute '%s'", key);
-  H5TRY(t = mbs_h5_str_type(n), "make a string type for attribute '%s'", key);
+  if (!strcmp(key, "units")) {  // units: variable-length UTF-8 (h5py gives them as str)
+    H5TRY(t = mbs_h5_vlen_str_type(), "make a string type for attribute '%s'", key);
+  } else {
+    H5TRY(t = mbs_h5_str_type(n), "make a string type for attribute '%s'", key);
+  }
   H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
   H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
-  H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
+  if (!strcmp(key, "units")) {
+    H5TRY(H5Awrite(a, t, &value), "write attribute '%s'", key);
+  } else {
+    H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
+  }
 done:
   mbs_h5_close(&a, H5Aclose);
   mbs_h5_close(&sp, H5Sclose);

@@ -52,6 +52,8 @@ void mbs_h5_close(hid_t* id, herr_t (*fn)(hid_t));
 hid_t mbs_h5_str_type(size_t width);
 
 // the string attribute `key` of `loc` set to `value` (NULL: ""), replacing one that exists
+// a variable-length UTF-8 string type (h5py reads such strings as str)
+hid_t mbs_h5_vlen_str_type(void);
 int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
                        const char* value);
 

@@ -174,10 +174,16 @@ static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char*
   int rc = 0;
   hid_t t = -1, sp = -1, a = -1;
   size_t w = 1;
-  char* buf = pack_strings(n, v, &w);
+  const int vlen = !strcmp(key, "units");  // units: variable-length UTF-8 (str in h5py)
+  char* buf = vlen ? malloc(((size_t)n + 1) * sizeof(char*)) : pack_strings(n, v, &w);
   NOMEM(buf);
+  if (vlen) {  // NULL entries as ""
+    const char** vv = (const char**)(void*)buf;
+    for (int i = 0; i < n; i++) vv[i] = v[i] ? v[i] : "";
+  }
   hsize_t dims[1] = {(hsize_t)n};
-  H5TRY(t = mbs_h5_str_type(w), "make a string type for attribute '%s'", key);
+  H5TRY(t = vlen ? mbs_h5_vlen_str_type() : mbs_h5_str_type(w),
+        "make a string type for attribute '%s'", key);
   H5TRY(sp = H5Screate_simple(1, dims, NULL), "make a dataspace for attribute '%s'", key);
   H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
   if (n > 0) H5TRY(H5Awrite(a, t, buf), "write attribute '%s'", key);

@@ -168,13 +168,25 @@ static int same_double(double a, double b) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
-// a string attribute (fixed-length, UTF-8) into buf; returns 0 on success
+// a string attribute (UTF-8: variable-length for `units`, fixed-length for every other) into
+// buf; returns 0 on success
 static int read_attr_str(hid_t loc, const char* obj, const char* name, char* buf, size_t n) {
   int rc = -1;
   hid_t a = H5Aopen_by_name(loc, obj, name, H5P_DEFAULT, H5P_DEFAULT);
   if (a < 0) return -1;
   hid_t ft = H5Aget_type(a), mt = H5Tcopy(H5T_C_S1);
-  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) &&
+  const int units = !strcmp(name, "units");
+  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && units && H5Tis_variable_str(ft) > 0 &&
+      H5Tget_cset(ft) == H5T_CSET_UTF8) {
+    char* s = NULL;
+    H5Tset_size(mt, H5T_VARIABLE);
+    H5Tset_cset(mt, H5T_CSET_UTF8);
+    if (H5Aread(a, mt, &s) >= 0 && s && strlen(s) < n) {
+      strcpy(buf, s);
+      rc = 0;
+    }
+    if (s) H5free_memory(s);
+  } else if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !units && !H5Tis_variable_str(ft) &&
       H5Tget_cset(ft) == H5T_CSET_UTF8 && H5Tget_size(ft) < n) {
     H5Tset_size(mt, H5Tget_size(ft) + 1);
     H5Tset_strpad(mt, H5T_STR_NULLTERM);
@@ -197,11 +209,36 @@ static void expect_attr(hid_t loc, const char* obj, const char* name, const char
     fprintf(stderr, "  attribute %s of %s is '%s', expected '%s'\n", name, obj, buf, value);
 }
 
-// n strings of a 1-D fixed-length string dataset or attribute array; free with free()
+// n strings of a 1-D fixed-length string dataset or attribute array (variable-length for a
+// `units` attribute), as fixed-width rows; free with free()
 static char* read_strings(hid_t d, int is_attr, int* n, size_t* width) {
   hid_t ft = is_attr ? H5Aget_type(d) : H5Dget_type(d);
   hid_t sp = is_attr ? H5Aget_space(d) : H5Dget_space(d);
   hssize_t np = H5Sget_simple_extent_npoints(sp);
+  if (is_attr && H5Tis_variable_str(ft) > 0) {
+    char name[64] = "";
+    H5Aget_name(d, sizeof(name), name);
+    char** v = calloc((size_t)(np > 0 ? np : 1), sizeof(char*));
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, H5T_VARIABLE);
+    H5Tset_cset(mt, H5T_CSET_UTF8);
+    int ok = !strcmp(name, "units") && H5Tget_cset(ft) == H5T_CSET_UTF8 &&
+             (np == 0 || H5Aread(d, mt, v) >= 0);
+    const size_t w = 256;
+    char* buf = calloc((size_t)(np > 0 ? np : 1), w);
+    for (hssize_t i = 0; i < np; i++) {
+      if (v[i]) snprintf(buf + (size_t)i * w, w, "%s", v[i]);
+      if (v[i]) H5free_memory(v[i]);
+    }
+    free(v);
+    H5Tclose(mt);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    EXPECT_TRUE(ok);
+    *n = (int)np;
+    *width = w;
+    return buf;
+  }
   size_t w = H5Tget_size(ft) + 1;
   hid_t mt = H5Tcopy(H5T_C_S1);
   H5Tset_size(mt, w);

@@ -85,7 +85,7 @@ def main():
     knee_s = P[:, col["knee_flexion"]]
     tq = {k: f["scalars/torque_" + k][:] for k in ("lumbar_extension", "hip_flexion_r",
                                                    "knee_angle_r", "ankle_angle_r")}
-    check(all(f["scalars/torque_" + k].attrs["units"] == b"N m" for k in tq),
+    check(all(f["scalars/torque_" + k].attrs["units"] == "N m" for k in tq),
           "holding torques written, in N m")
     same = all(np.ptp(v[knee_s == k]) < 1e-9 * weight for v in tq.values()
                for k in np.unique(knee_s))
