@@ -171,6 +171,11 @@ static int make_plan(mbs_plan* P, mbs_driver* D, mbs_error* err) {
   if (D->ops->load_model) rc = D->ops->load_model(D, P, err);
   else if (prep && prep->ops->load_model) rc = prep->ops->load_model(prep, P, err);
   else rc = mbs_plan_load_model(P, err);
+  // the model's warnings (elements read but not simulated, ...), once, as model info and
+  // simulate give them; the result file records them too (root attribute model_warnings)
+  if (rc == MBS_OK && P->om && P->rank == 0)
+    for (int i = 0; i < mbs_osim_nwarning(P->om); i++)
+      fprintf(P->log, "mbstudy: warning: %s\n", mbs_osim_warning(P->om, i));
   if (rc == MBS_OK && prep && prep->ops->axes) rc = prep->ops->axes(prep, P, err);
   if (rc == MBS_OK && D->ops->axes) rc = D->ops->axes(D, P, err);
   if (rc == MBS_OK) rc = mbs_plan_params(P, err);

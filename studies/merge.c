@@ -120,6 +120,16 @@ static int open_store(mbs_merger* M) {
   all[na++] = (mbs_store_attribute){"started_last_run", started};
   for (int i = 0; i < P->nattr; i++)
     all[na++] = (mbs_store_attribute){P->attr_key[i], P->attr_value[i]};
+  // the model's warnings, one per line
+  char* warnings = NULL;
+  size_t wlen = 0;
+  if (P->om && mbs_osim_nwarning(P->om) > 0) {
+    FILE* wf = open_memstream(&warnings, &wlen);
+    for (int i = 0; wf && i < mbs_osim_nwarning(P->om); i++)
+      fprintf(wf, "%s%s", i ? "\n" : "", mbs_osim_warning(P->om, i));
+    if (wf) fclose(wf);
+    if (warnings) all[na++] = (mbs_store_attribute){"model_warnings", warnings};
+  }
   static const double pct[5] = {5, 25, 50, 75, 95};
   const mbs_store_layout layout = {P->nsamples, P->np, pn, pu, P->nframes, P->times, nq, sq,
                                    P->nscal, sn, su, 5, pct, na, all, 0, P->time_units};
@@ -127,6 +137,7 @@ static int open_store(mbs_merger* M) {
     M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
     if (!M->store) rc = M->err.code;
   }
+  free(warnings);
   free(sq);
   free(pn);
   free(pu);
