@@ -199,7 +199,8 @@ static int run_main(int argc, char** argv, int merge) {
   if (rank == 0 && !quiet && (rc == MBS_OK || rc == MBS_ERR_INTERRUPTED)) {
     prog.done = res.skipped + res.done;
     if (prog.total <= 0) prog.total = res.samples;  // a study whose count the spec does not say
-    mbs_progress_finish(&prog);
+    if (rc == MBS_ERR_INTERRUPTED) mbs_progress_stopped(&prog);
+    else mbs_progress_finish(&prog);
   }
   int exit_code = 0;
   if (rank == 0) {

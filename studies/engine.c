@@ -526,6 +526,9 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     fprintf(log, "mbstudy: resuming: %ld of %ld samples were completed before (%ld failed)\n",
             R.done_before, P.nsamples, R.failed_before);
   }
+  // the progress starts from what earlier runs did (not part of this run's rate)
+  if (R.rank == 0 && opt->progress)
+    opt->progress(opt->progress_user, R.done_before, D.ops->iterative ? -P.nsamples : P.nsamples);
   long failed_run = 0, done_run = 0;
   double io_time = 0;
   // the pristine State (model defaults) every sample starts from
