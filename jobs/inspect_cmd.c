@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "../studies/journal.h"
 #include "mbs/files.h"
 #include "mbs/sto.h"
 #include "mbs/table.h"
@@ -139,6 +141,27 @@ int mbs_cmd_inspect(int argc, char** argv) {
     fprintf(stderr, "usage: mbstudy inspect FILE.h5\n");
     return 2;
   }
+  // a study stopped or still running: no result file yet, its journals tell what is done
+  struct stat sb;
+  char* parts = mbs_format_string("%s.parts", argv[0]);
+  if (parts && stat(argv[0], &sb) != 0 && stat(parts, &sb) == 0) {
+    long done = 0, failed = 0, first = -1;
+    char msg[600];
+    const int rc = mbs_journal_count(parts, 0, &done, &failed, &first, msg, sizeof(msg), 0, NULL);
+    printf("file: %s\n  INCOMPLETE: the study was stopped or is still running; no result file "
+           "yet\n", argv[0]);
+    if (rc == 0) {
+      printf("\nsamples done: %ld, failed %ld (from the journals in %s)\n", done, failed, parts);
+      if (first >= 0) printf("  first failed sample %ld: %s\n", first, msg);
+    } else {
+      printf("\n%s: cannot be read\n", parts);
+    }
+    printf("\nfinish it with mbstudy run SPEC --output %s --resume (mbstudy status %s for a "
+           "submitted study)\n", argv[0], argv[0]);
+    free(parts);
+    return rc == 0 ? 0 : 1;
+  }
+  free(parts);
   hid_t f;
   if (!open_file(argv[0], "inspect", &f)) return 1;
   static const char* keys[] = {"creator", "study", "model", "model_name", "samples", "sampling",

@@ -755,37 +755,7 @@ int mbs_cmd_status(int argc, char** argv) {
            out);
   } else {
     // the journals: every record once (a sample in two journals counts once)
-    char** files;
-    int n, max_attempt;
-    unsigned char* seen = total > 0 ? calloc((size_t)total / 8 + 1, 1) : NULL;
-    if (mbs_journal_list(parts, &files, &n, &max_attempt) == MBS_OK) {
-      for (int i = 0; i < n; i++) {
-        mbs_error e;
-        mbs_journal_reader* r = mbs_journal_open(files[i], NULL, &e);
-        if (!r) continue;
-        int attempt = -1;
-        const char* base = strrchr(files[i], '/');
-        sscanf(base ? base + 1 : files[i], "j%d", &attempt);
-        struct stat fs;
-        const int current = stat(files[i], &fs) == 0 && J->last_start > 0 &&
-                            (long)fs.st_mtime >= J->last_start && attempt == max_attempt;
-        mbs_journal_record rec;
-        while (mbs_journal_next(r, &rec)) {
-          if (seen && rec.index >= 0 && rec.index < total) {
-            unsigned char* b = &seen[rec.index >> 3];
-            const unsigned char bit = (unsigned char)(1u << (rec.index & 7));
-            if (*b & bit) continue;
-            *b |= bit;
-          }
-          done++;
-          failed += rec.status != 0;
-          recent += current;
-        }
-        mbs_journal_close_reader(r);
-      }
-      mbs_journal_free_list(files, n);
-    }
-    free(seen);
+    mbs_journal_count(parts, total, &done, &failed, NULL, NULL, 0, J->last_start, &recent);
     if (total > 0)
       printf("samples: %ld of %ld done (%ld failed), %ld left\n", done, total, failed,
              total - done);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char file_magic[8] = {'M', 'B', 'S', 'J', 'R', 'N', 'L', '2'};
@@ -338,4 +339,59 @@ void mbs_journal_clear_dir(const char* dir) {
   if (partial) remove(partial);
   free(partial);
   rmdir(dir);
+}
+
+int mbs_journal_count(const char* dir, long nsamples, long* done, long* failed,
+                      long* first_failed, char* message, size_t message_size, long recent_since,
+                      long* recent) {
+  *done = *failed = 0;
+  if (first_failed) *first_failed = -1;
+  if (recent) *recent = 0;
+  if (message && message_size) message[0] = 0;
+  char** files;
+  int n, max_attempt;
+  if (mbs_journal_list(dir, &files, &n, &max_attempt)) return -1;
+  // which samples were seen: a bitmap as large as the largest index (grown as needed)
+  unsigned char* seen = NULL;
+  long cap = 0;
+  for (int i = 0; i < n; i++) {
+    mbs_error e;
+    mbs_journal_reader* r = mbs_journal_open(files[i], NULL, &e);
+    if (!r) continue;
+    int attempt = -1;
+    const char* base = strrchr(files[i], '/');
+    sscanf(base ? base + 1 : files[i], "j%d", &attempt);
+    struct stat fs;
+    const int current = recent && recent_since > 0 && attempt == max_attempt &&
+                        stat(files[i], &fs) == 0 && (long)fs.st_mtime >= recent_since;
+    mbs_journal_record rec;
+    while (mbs_journal_next(r, &rec)) {
+      if (rec.index < 0 || (nsamples > 0 && rec.index >= nsamples)) continue;
+      if (rec.index >= cap * 8) {
+        const long ncap = rec.index / 8 + 1024;
+        unsigned char* b = realloc(seen, (size_t)ncap);
+        if (!b) continue;
+        memset(b + cap, 0, (size_t)(ncap - cap));
+        seen = b;
+        cap = ncap;
+      }
+      unsigned char* byte = &seen[rec.index >> 3];
+      const unsigned char bit = (unsigned char)(1u << (rec.index & 7));
+      if (*byte & bit) continue;
+      *byte |= bit;
+      (*done)++;
+      if (current) (*recent)++;
+      if (rec.status != MBS_OK) {
+        (*failed)++;
+        if (first_failed && (*first_failed < 0 || rec.index < *first_failed)) {
+          *first_failed = rec.index;
+          if (message && message_size) snprintf(message, message_size, "%s", rec.message);
+        }
+      }
+    }
+    mbs_journal_close_reader(r);
+  }
+  free(seen);
+  mbs_journal_free_list(files, n);
+  return 0;
 }

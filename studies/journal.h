@@ -57,6 +57,14 @@ void mbs_journal_close_reader(mbs_journal_reader* r);
 // largest attempt number found (-1: none). Free the list with mbs_journal_free_list.
 int mbs_journal_list(const char* dir, char*** out, int* n, int* max_attempt);
 void mbs_journal_free_list(char** v, int n);
+// The samples recorded in a folder's journals, of any study (each sample once; records of
+// indices >= nsamples ignored when nsamples > 0): *done, *failed; the first failure's index
+// and message (index -1 without). With `recent_since` > 0, *recent counts the records of the
+// journals of the highest attempt modified since then (a running job's own). 0, or -1 when the
+// folder cannot be read.
+int mbs_journal_count(const char* dir, long nsamples, long* done, long* failed,
+                      long* first_failed, char* message, size_t message_size, long recent_since,
+                      long* recent);
 // remove a folder's journals and the folder (start over)
 void mbs_journal_clear_dir(const char* dir);
 

@@ -4,7 +4,8 @@
 # (bit for bit, wall times aside); a part run again goes on from its journals; merging before
 # every part is done names what is missing (--if-complete: writes nothing, exit 0); bad --part values and iterative studies refused.
 # Also the output's lock: a second run, a resume or a merge of an output being written is
-# refused, naming the process and host; a part cannot run while a full run holds it.
+# refused, naming the process and host; a part cannot run while a full run holds it; a stopped
+# study is inspected from its journals, marked incomplete.
 # usage: array_parts.sh MBSTUDY SPEC ITERATIVE_SPEC WORKDIR COMPARE_PY MPIEXEC LONG_SPEC
 set -u
 mbstudy=$1
@@ -91,6 +92,10 @@ echo "refused: $(cat "$dir/lock.txt")"
 kill -TERM $lpid
 wait $lpid
 [ $? -eq 3 ] || fail "the long run did not stop cleanly"
+# a stopped study: inspect reads its journals and says it is incomplete
+"$mbstudy" inspect "$dir/long.h5" > "$dir/inspect.txt" 2>&1 || fail "inspect of a stopped study: $(cat "$dir/inspect.txt")"
+grep -q "INCOMPLETE" "$dir/inspect.txt" && grep -q "samples done: [1-9]" "$dir/inspect.txt" ||
+  fail "inspect of a stopped study: $(cat "$dir/inspect.txt")"
 # the lock died with its holder: the resume runs
 "$mbstudy" run "$long" --output "$dir/long.h5" --resume --threads 1 --quiet > /dev/null 2>&1 &
 lpid=$!
