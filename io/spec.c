@@ -1570,8 +1570,9 @@ static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int 
   return MBS_OK;
 }
 
-static const char* const execution_keys[] = {"threads", "checkpoint_interval"};
-enum { EXE_THREADS, EXE_CHECKPOINT, EXE_N };
+static const char* const execution_keys[] = {"threads", "checkpoint_interval",
+                                              "allow_failed_samples"};
+enum { EXE_THREADS, EXE_CHECKPOINT, EXE_ALLOW_FAILED, EXE_N };
 
 static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "execution";
@@ -1585,6 +1586,12 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
     if ((rc = get_integer(c, f[EXE_THREADS].value, f[EXE_THREADS].line, sub, 0, 65536, &t)))
       return rc;
     s->threads = (int)t;
+  }
+  if (f[EXE_ALLOW_FAILED].present) {
+    kp_key(sub, kp, "allow_failed_samples");
+    if ((rc = get_bool(c, f[EXE_ALLOW_FAILED].value, f[EXE_ALLOW_FAILED].line, sub,
+                       &s->allow_failed_samples)))
+      return rc;
   }
   if (f[EXE_CHECKPOINT].present) {
     kp_key(sub, kp, "checkpoint_interval");

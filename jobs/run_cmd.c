@@ -104,8 +104,10 @@ static int study_picture(const mbs_study_spec* spec, const char* output) {
 
 #define RUN_USAGE                                                                            \
   "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] "           \
-  "[--threads N] [--part I/K]\n"
-#define MERGE_USAGE "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet] [--if-complete]\n"
+  "[--threads N] [--part I/K] [--allow-failures]\n"
+#define MERGE_USAGE                                                                          \
+  "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet] [--if-complete] "              \
+  "[--allow-failures]\n"
 
 // `run`, or with merge set `merge` (the result file from the journals of an array job's parts)
 static int run_main(int argc, char** argv, int merge) {
@@ -114,10 +116,12 @@ static int run_main(int argc, char** argv, int merge) {
   const char* spec_path = NULL;
   const char* output = NULL;
   int resume = 0, force = 0, quiet = 0, threads = -1, part_index = 0, part_count = 0;
+  int allow_failures = 0;
   for (int i = 0; i < argc; i++) {
     if (!merge && !strcmp(argv[i], "--resume")) resume = 1;
     else if (!merge && !strcmp(argv[i], "--force")) force = 1;
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else if (!strcmp(argv[i], "--allow-failures")) allow_failures = 1;
     else if (merge && !strcmp(argv[i], "--if-complete")) merge = 2;
     else if (!merge && !strcmp(argv[i], "--part") && i + 1 < argc) {
       char slash = 0, extra = 0;
@@ -225,6 +229,18 @@ static int run_main(int argc, char** argv, int merge) {
     } else {
       fprintf(stderr, "mbstudy %s: %s\n", cmd, err.message);
     }
+  }
+  // failed samples: the file holds them, but scripts and job chains must notice (exit 4)
+  // unless the study file or the command line accepts them
+  if (rc == MBS_OK && !exit_code && !res.incomplete && part_count == 0 && res.failed > 0 &&
+      !allow_failures && !spec->allow_failed_samples) {
+    if (rank == 0) {
+      fprintf(stderr, "mbstudy %s: %ld of %ld samples failed; first: sample %ld: %s\n"
+                      "(they are in %s with their messages; --allow-failures or execution: "
+                      "{allow_failed_samples: true} accepts failed samples: exit 0)\n", cmd,
+              res.failed, res.samples, res.first_failed, res.first_message, spec->output);
+    }
+    exit_code = 4;
   }
   if (rc == MBS_ERR_INTERRUPTED) exit_code = 3;
   else if (rc != MBS_OK) exit_code = 1;

@@ -386,6 +386,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   FILE* log = opt->log ? opt->log : stderr;
   mbs_study_result res;
   memset(&res, 0, sizeof(res));
+  res.first_failed = -1;
   const double t_start = now();
   run_state R;
   memset(&R, 0, sizeof(R));
@@ -707,7 +708,11 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     res.merge_time = now() - t0;
     res.merge_busy = R.M.busy;
     io_time += res.merge_time;
-    if (rc == MBS_OK) res.failed = R.M.failed;
+    if (rc == MBS_OK) {
+      res.failed = R.M.failed;
+      res.first_failed = R.M.first_failed;
+      snprintf(res.first_message, sizeof(res.first_message), "%s", R.M.first_message);
+    }
   }
   res.samples = R.end > 0 ? R.end : P.nsamples;
   if (R.use_mpi) {

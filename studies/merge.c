@@ -204,6 +204,10 @@ static int step(mbs_merger* M, int final, int* progressed) {
     if (rc == MBS_OK) rc = collect(M, r);
     pthread_mutex_unlock(&M->lock);
     if (r->status != MBS_OK) {
+      if (M->failed == 0) {
+        M->first_failed = r->index;
+        snprintf(M->first_message, sizeof(M->first_message), "%s", r->message);
+      }
       if (M->failed < 20)
         fprintf(M->log, "failed sample %ld: %s\n", r->index, r->message);
       else if (M->failed == 20)
@@ -255,6 +259,7 @@ static void* merger_main(void* arg) {
 int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
                      FILE* log, double t_start, int nranks, int nthreads, mbs_error* err) {
   memset(M, 0, sizeof(*M));
+  M->first_failed = -1;
   M->P = P;
   M->parts = parts;
   M->output = output;

@@ -62,6 +62,7 @@
 //   execution:
 //     threads: 2                        # per MPI rank; 0: OpenMP's default
 //     checkpoint_interval: 30           # s of wall time between checkpoints
+//     allow_failed_samples: false       # true: `run` exits 0 when samples failed (else 4)
 //   output: results.h5                  # relative to the spec file's folder
 #ifndef MBS_SPEC_H_
 #define MBS_SPEC_H_
@@ -266,6 +267,7 @@ typedef struct mbs_study_spec {
   // execution
   int threads;
   double checkpoint_interval;
+  int allow_failed_samples;    // 1: failed samples are acceptable (run exits 0 with them)
   char* output;                // resolved against the spec's folder
   mbs_spec_posture* posture;   // a posture study, or NULL
   int has_simulation;          // 0: no simulation section (defaults in the fields above)

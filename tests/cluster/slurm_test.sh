@@ -144,7 +144,8 @@ same() {
 opts="--scheduler slurm --nodes 1 --ranks-per-node 1 --threads 1"
 
 # direct runs to compare with
-"$mbstudy" run "$small" --output "$work/small_direct.h5" --quiet > /dev/null 2>&1 || fail "direct run"
+"$mbstudy" run "$small" --output "$work/small_direct.h5" --quiet --allow-failures > /dev/null 2>&1 ||
+  fail "direct run"
 "$mbstudy" run "$long" --output "$work/long_direct.h5" --threads 2 --quiet > /dev/null 2>&1 ||
   fail "direct run of the long study"
 

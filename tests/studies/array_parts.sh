@@ -23,7 +23,8 @@ fail() {
   exit 1
 }
 
-"$mbstudy" run "$spec" --output "$dir/single.h5" --quiet || fail "the single run failed"
+"$mbstudy" run "$spec" --output "$dir/single.h5" --quiet --allow-failures ||
+  fail "the single run failed"
 
 # parts 0 and 2 of 3 at once (part 2 on two ranks), then merging with part 1 missing
 "$mbstudy" run "$spec" --output "$dir/array.h5" --part 0/3 --quiet > "$dir/p0.txt" 2>&1 &
@@ -50,7 +51,8 @@ grep -q "not merged yet" "$dir/merge2.txt" || fail "merge --if-complete: $(cat "
 grep -q "part 1 of 3 (.*): 0 computed this run" "$dir/p1b.txt" ||
   fail "part 1 run again: $(cat "$dir/p1b.txt")"
 ls "$dir/array.h5.parts"
-"$mbstudy" merge "$spec" --output "$dir/array.h5" --if-complete --quiet || fail "merge failed"
+"$mbstudy" merge "$spec" --output "$dir/array.h5" --if-complete --quiet --allow-failures ||
+  fail "merge failed"
 [ -d "$dir/array.h5.parts" ] && fail "journals left after the merge"
 /usr/bin/python3 "$compare" "$dir/single.h5" "$dir/array.h5" --ignore /status/wall_time
 rc=$?

@@ -152,7 +152,8 @@ pipeline:
   frames: 51
   draws: {draws}
   seed: 7
-{noise}{drawn}output: {output}
+{noise}{drawn}execution: {{allow_failed_samples: true}}   # s03's trial 'missing' fails on purpose
+output: {output}
 """)
     return 0
 
