@@ -12,6 +12,8 @@
 
 #include "../studies/journal.h"
 #include "mbs/files.h"
+#include "mbs/osim.h"
+#include "model_cmd.h"
 #include "mbs/sto.h"
 #include "mbs/table.h"
 
@@ -521,15 +523,39 @@ int mbs_cmd_export(int argc, char** argv) {
     comps[i] = read_strings(f, path, &nc);
     ncol += (int)ncomp[i];
   }
+  // for a .sto: coordinates and speeds under OpenSim 4's state paths
+  // (/jointset/<joint>/<coordinate>/value and /speed), so that OpenSim reads the file as states;
+  // the joints from the study's model
+  mbs_osim_model* model = NULL;
+  if (!strcmp(format, "sto")) {
+    char mname[2048];
+    attr_string(f, "model", mname, sizeof(mname));
+    if (mname[0]) model = mbs_cli_load_model(mname, "export", 1);
+    if (!model)
+      fprintf(stderr, "mbstudy export: warning: the study's model ('%s') cannot be read: "
+                      "coordinates keep their names q/<coordinate>, not OpenSim's state paths\n",
+              mname);
+  }
   char** labels = calloc((size_t)ncol, sizeof(char*));
   int c = 0;
   labels[c++] = strdup("time");
   for (int i = 0; i < q.n; i++)
     for (long k = 0; k < ncomp[i]; k++) {
       char buf[600];
-      snprintf(buf, sizeof(buf), "%s/%s", q.names[i], comps[i] ? comps[i][k] : "?");
+      const char* comp = comps[i] ? comps[i][k] : "?";
+      snprintf(buf, sizeof(buf), "%s/%s", q.names[i], comp);
+      const int is_q = !strcmp(q.names[i], "q"), is_u = !strcmp(q.names[i], "u");
+      for (int j = 0; model && (is_q || is_u) && j < mbs_osim_ncoordinate(model); j++) {
+        const mbs_osim_coordinate* co = mbs_osim_coordinate_info(model, j);
+        if (!strcmp(co->name, comp)) {
+          snprintf(buf, sizeof(buf), "/jointset/%s/%s/%s", co->joint, co->name,
+                   is_q ? "value" : "speed");
+          break;
+        }
+      }
       labels[c++] = strdup(buf);
     }
+  mbs_osim_free(model);
   double* row = malloc((size_t)ncol * 8);
   int rc = 0;
   if (!strcmp(format, "sto")) {

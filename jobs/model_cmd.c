@@ -62,6 +62,10 @@ static mbs_osim_model* load(const char* path, const char* cmd, int quiet) {
   return load_with(path, NULL, cmd, quiet);
 }
 
+mbs_osim_model* mbs_cli_load_model(const char* path_or_name, const char* cmd, int quiet) {
+  return load_with(path_or_name, NULL, cmd, quiet);
+}
+
 static const char* motion_name(mbs_osim_motion t) {
   return t == MBS_OSIM_ROTATIONAL ? "rotational" : t == MBS_OSIM_TRANSLATIONAL ? "translational"
                                                                                : "coupled";

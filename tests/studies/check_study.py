@@ -132,6 +132,37 @@ def export(f, csv_path, sample):
     print(f"{len(header)} columns of sample {sample} checked")
 
 
+def export_sto(f, sto_path, sample):
+    """`mbstudy export --format sto`: coordinates and speeds under OpenSim 4's state paths
+    (/jointset/<joint>/<coordinate>/value, /speed), every column equal to the file's component
+    (to the storage file's printed digits)."""
+    with open(sto_path) as s:
+        lines = s.read().splitlines()
+    end = lines.index("endheader")
+    check("inDegrees=no" in lines[:end], "the states in radians")
+    header = lines[end + 1].split("\t")
+    rows = np.array([[float(x) for x in line.split("\t")] for line in lines[end + 2:] if line])
+    check(header[0] == "time", "first column is time")
+    seen = {"q": 0, "u": 0}
+    for k, name in enumerate(header[1:], start=1):
+        if name.startswith("/jointset/"):
+            _, _, joint, coord, what = name.split("/")
+            quantity = {"value": "q", "speed": "u"}[what]
+            comp = coord
+            seen[quantity] += 1
+        else:
+            quantity, comp = name.rsplit("/", 1)
+            check(quantity not in ("q", "u"), f"column {name}: not a state path")
+        comps = list(f["trajectories/" + quantity + "_components"].asstr()[()])
+        want = f["trajectories/" + quantity][sample, :, comps.index(comp)]
+        check(np.allclose(rows[:, k], want, rtol=1e-14, atol=1e-300), f"column {name}")
+    for quantity in ("q", "u"):
+        if "trajectories/" + quantity in f:
+            n = len(f["trajectories/" + quantity + "_components"])
+            check(seen[quantity] == n, f"{quantity}: {seen[quantity]} state paths of {n}")
+    print(f"{len(header)} columns of sample {sample} checked, {seen} as state paths")
+
+
 def bouncing(f):
     """bouncing_block_study.yaml: contact and reaction outputs obey the physics."""
     code = f["status/code"][()]
@@ -168,9 +199,10 @@ def bouncing(f):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "export":
+    if len(sys.argv) == 5 and sys.argv[1] in ("export", "export_sto"):
         with h5py.File(sys.argv[2], "r") as f:
-            export(f, sys.argv[3], int(sys.argv[4]))
+            (export if sys.argv[1] == "export" else export_sto)(f, sys.argv[3],
+                                                                int(sys.argv[4]))
         print("PASS" if not problems else f"{len(problems)} problems")
         return 1 if problems else 0
     modes = {"pendulum": pendulum, "failing": failing, "bouncing": bouncing}
