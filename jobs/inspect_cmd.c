@@ -155,6 +155,21 @@ int mbs_cmd_inspect(int argc, char** argv) {
     if (rc == 0) {
       printf("\nsamples done: %ld, failed %ld (from the journals in %s)\n", done, failed, parts);
       if (first >= 0) printf("  first failed sample %ld: %s\n", first, msg);
+      // a stopped study keeps what was merged so far as a readable file
+      char* partial = mbs_format_string("%s/result.h5", parts);
+      H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+      hid_t pf = partial && stat(partial, &sb) == 0
+                     ? H5Fopen(partial, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+      if (pf >= 0) {
+        char merged[32], note[400];
+        attr_string(pf, "merged_samples", merged, sizeof(merged));
+        attr_string(pf, "incomplete", note, sizeof(note));
+        if (merged[0])
+          printf("samples 0 .. %ld in sample order are readable in %s (its attribute "
+                 "'incomplete': %s)\n", atol(merged) - 1, partial, note);
+        H5Fclose(pf);
+      }
+      free(partial);
     } else {
       printf("\n%s: cannot be read\n", parts);
     }

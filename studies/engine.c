@@ -691,6 +691,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   }
   if (R.rank == 0 && R.merger_running) {
     const double t0 = now();
+    R.M.keep_partial = rc == MBS_ERR_INTERRUPTED && !D.ops->iterative;
     int mrc = mbs_merger_end(&R.M, rc == MBS_OK, R.end, err);
     if (rc == MBS_OK && mrc != MBS_OK) rc = mrc;
     // the driver's own results, in the complete file before it is moved into place

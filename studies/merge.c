@@ -365,8 +365,23 @@ int mbs_merger_end(mbs_merger* M, int ok, long final, mbs_error* err) {
     snprintf(nfail, sizeof(nfail), "%ld", M->failed);
     rc = mbs_store_set_attribute(M->store, "failed_samples", nfail, &M->err);
   }
+  int kept = 0;
   if (rc == MBS_OK) {
     rc = mbs_store_close(M->store, &M->err);
+  } else if (rc == MBS_ERR_INTERRUPTED && (M->rc == MBS_OK || M->rc == MBS_ERR_INTERRUPTED) &&
+             M->keep_partial && M->store) {
+    // stopped: the samples merged so far (0 .. next-1, in order) stay readable, marked
+    char note[400], nfail[32], count[32];
+    snprintf(note, sizeof(note), "yes: stopped with samples 0 .. %ld of %ld merged (status/done "
+             "marks them); resume the study to complete it", M->next - 1, M->P->nsamples);
+    snprintf(nfail, sizeof(nfail), "%ld", M->failed);
+    snprintf(count, sizeof(count), "%ld", M->next);
+    mbs_error e;
+    kept = mbs_store_set_attribute(M->store, "incomplete", note, &e) == MBS_OK &&
+           mbs_store_set_attribute(M->store, "merged_samples", count, &e) == MBS_OK &&
+           mbs_store_set_attribute(M->store, "failed_samples", nfail, &e) == MBS_OK &&
+           mbs_store_close(M->store, &e) == MBS_OK;
+    if (!kept) remove(M->partial);
   } else {
     mbs_store_discard(M->store);
   }
@@ -375,7 +390,7 @@ int mbs_merger_end(mbs_merger* M, int ok, long final, mbs_error* err) {
     mbs_journal_close_reader(M->src[i].r);
     M->src[i].r = NULL;
   }
-  if (rc != MBS_OK && M->partial) remove(M->partial);
+  if (rc != MBS_OK && M->partial && !kept) remove(M->partial);
   M->busy += now() - t0;
   M->rc = rc;
   if (rc != MBS_OK && ok) *err = M->err;

@@ -38,6 +38,8 @@ typedef struct mbs_merger {
   long next;              // the next sample to write
   long limit;             // samples below it have been asked for
   long failed;
+  int keep_partial;       // stopped by a signal: keep <parts>/result.h5 (what is merged so
+                          // far, attribute "incomplete") for readers until a resume replaces it
   long first_failed;      // the first failed sample (by index), -1: none
   char first_message[512];
   double busy;            // s spent reading journals and writing (not waiting)

@@ -91,6 +91,12 @@ done
   fail "merge went on while a run held the output"
 grep -q "is being written by process $lpid" "$dir/lock.txt" || fail "merge: $(cat "$dir/lock.txt")"
 echo "refused: $(cat "$dir/lock.txt")"
+# some samples in before the stop
+i=0
+while [ "$(cat "$dir"/long.h5.parts/*.bin 2>/dev/null | wc -c)" -lt 50000 ] && [ $i -lt 500 ]; do
+  sleep 0.02
+  i=$((i + 1))
+done
 kill -TERM $lpid
 wait $lpid
 [ $? -eq 3 ] || fail "the long run did not stop cleanly"
@@ -98,6 +104,9 @@ wait $lpid
 "$mbstudy" inspect "$dir/long.h5" > "$dir/inspect.txt" 2>&1 || fail "inspect of a stopped study: $(cat "$dir/inspect.txt")"
 grep -q "INCOMPLETE" "$dir/inspect.txt" && grep -q "samples done: [1-9]" "$dir/inspect.txt" ||
   fail "inspect of a stopped study: $(cat "$dir/inspect.txt")"
+# and what was merged before the stop stays readable, marked incomplete
+grep -q "samples 0 .. [0-9]* in sample order are readable in .*long.h5.parts/result.h5 (its attribute 'incomplete': yes: stopped" "$dir/inspect.txt" ||
+  fail "no readable partial result after the stop: $(cat "$dir/inspect.txt")"
 # the lock died with its holder: the resume runs
 "$mbstudy" run "$long" --output "$dir/long.h5" --resume --threads 1 --quiet > /dev/null 2>&1 &
 lpid=$!
