@@ -19,13 +19,13 @@ packages="cmake make gcc pkg-config
   liblapacke-dev libopenblas-dev
   libsundials-dev
   libxml2-dev libfyaml-dev librandom123-dev zlib1g-dev libnlopt-dev
-  libcairo2-dev"
+  libcairo2-dev
+  python3 python3-h5py python3-numpy python3-pandas python3-yaml"
 
 if [ "${1:-}" = "--tests" ]; then
     # g++ builds the Simbody cross-check; h5py reads result files in tests; Slurm and munge
     # for the cluster test (a single-node cluster the test starts and stops itself).
-    packages="$packages g++ valgrind python3-h5py python3-numpy libsimbody-dev libmujoco-dev
-      slurm-wlm munge"
+    packages="$packages g++ valgrind libsimbody-dev libmujoco-dev slurm-wlm munge"
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -33,6 +33,20 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "  $packages" >&2
     exit 1
 fi
+
+# the Python package (python/mbstudy) importable by Debian's system Python: a .pth file in the
+# local site folder naming this checkout's python/ folder (as an editable install does)
+install_python_package() {
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib", "posix_local"))' 2>/dev/null ||
+           /usr/bin/python3 -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local")][0])' 2>/dev/null)
+    if [ -n "$site" ] && [ "$(id -u)" -eq 0 ] && mkdir -p "$site" 2>/dev/null; then
+        echo "$here/python" > "$site/mbstudy.pth"
+        echo "install-deps: the Python package mbstudy: $here/python (via $site/mbstudy.pth)"
+    else
+        echo "install-deps: to import mbstudy from Python: export PYTHONPATH=$here/python"
+    fi
+}
 
 missing=""
 for p in $packages; do
@@ -45,6 +59,7 @@ done
 
 if [ -z "$missing" ]; then
     echo "install-deps: all packages present"
+    install_python_package
     exit 0
 fi
 
@@ -63,3 +78,4 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 # shellcheck disable=SC2086
 $sudo apt-get install -y -q --no-install-recommends $missing
+install_python_package
