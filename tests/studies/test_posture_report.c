@@ -131,20 +131,22 @@ static void read_doubles(hid_t f, const char* name, double* out, int n) {
   H5Dclose(d);
 }
 
-// a scalar fixed-length UTF-8 NUL-padded string attribute
+// a scalar variable-length UTF-8 string attribute (units: h5py reads them as str)
 static void expect_units(hid_t f, const char* obj, const char* units) {
   hid_t a = H5Aopen_by_name(f, obj, "units", H5P_DEFAULT, H5P_DEFAULT);
   EXPECT_TRUE(a >= 0);
   if (a < 0) return;
   hid_t t = H5Aget_type(a);
-  EXPECT_TRUE(H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0);
-  EXPECT_TRUE(H5Tget_strpad(t) == H5T_STR_NULLPAD && H5Tget_cset(t) == H5T_CSET_UTF8);
-  const size_t n = H5Tget_size(t);
+  EXPECT_TRUE(H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0);
+  EXPECT_TRUE(H5Tget_cset(t) == H5T_CSET_UTF8);
   char buf[64] = "";
-  hid_t mt = H5Tcopy(t);
-  H5Tset_size(mt, n + 1);
-  H5Tset_strpad(mt, H5T_STR_NULLTERM);
-  if (n < sizeof buf) EXPECT_TRUE(H5Aread(a, mt, buf) >= 0);
+  char* s = NULL;
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  H5Tset_size(mt, H5T_VARIABLE);
+  H5Tset_cset(mt, H5T_CSET_UTF8);
+  EXPECT_TRUE(H5Aread(a, mt, &s) >= 0);
+  if (s) snprintf(buf, sizeof buf, "%s", s);
+  if (s) H5free_memory(s);
   if (strcmp(buf, units)) printf("%s: units '%s', expected '%s'\n", obj, buf, units);
   EXPECT_TRUE(!strcmp(buf, units));
   H5Tclose(mt);
