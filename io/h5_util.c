@@ -79,8 +79,9 @@ hid_t mbs_h5_vlen_str_type(void) {
   return t;
 }
 
-int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
-                       const char* value) {
+// vlen: a variable-length UTF-8 string, else fixed-length ASCII of the value's length
+static int attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
+                       const char* value, int vlen) {
   int rc = 0;
   hid_t t = -1, sp = -1, a = -1;
   if (!value) value = "";
@@ -88,14 +89,14 @@ int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* 
   htri_t exists = H5Aexists(loc, key);
   H5TRY(exists, "check attribute '%s'", key);
   if (exists > 0) H5TRY(H5Adelete(loc, key), "replace attribute '%s'", key);
-  if (!strcmp(key, "units")) {  // units: variable-length UTF-8 (h5py gives them as str)
+  if (vlen) {
     H5TRY(t = mbs_h5_vlen_str_type(), "make a string type for attribute '%s'", key);
   } else {
     H5TRY(t = mbs_h5_str_type(n), "make a string type for attribute '%s'", key);
   }
   H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for attribute '%s'", key);
   H5TRY(a = H5Acreate2(loc, key, t, sp, H5P_DEFAULT, H5P_DEFAULT), "create attribute '%s'", key);
-  if (!strcmp(key, "units")) {
+  if (vlen) {
     H5TRY(H5Awrite(a, t, &value), "write attribute '%s'", key);
   } else {
     H5TRY(H5Awrite(a, t, value), "write attribute '%s'", key);
@@ -105,4 +106,14 @@ done:
   mbs_h5_close(&sp, H5Sclose);
   mbs_h5_close(&t, H5Tclose);
   return rc;
+}
+
+int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
+                       const char* value) {
+  return attr_string(path, err, loc, key, value, 0);
+}
+
+int mbs_h5_attr_utf8(const char* path, mbs_error* err, hid_t loc, const char* key,
+                     const char* value) {
+  return attr_string(path, err, loc, key, value, 1);
 }

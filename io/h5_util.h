@@ -51,10 +51,15 @@ void mbs_h5_close(hid_t* id, herr_t (*fn)(hid_t));
 // fixed-length, NUL-padded UTF-8 string type of `width` bytes (at least 1); -1 on error
 hid_t mbs_h5_str_type(size_t width);
 
-// the string attribute `key` of `loc` set to `value` (NULL: ""), replacing one that exists
 // a variable-length UTF-8 string type (h5py reads such strings as str)
 hid_t mbs_h5_vlen_str_type(void);
+
+// the string attribute `key` of `loc` set to `value` (NULL: ""), replacing one that exists:
+// fixed-length (h5py gives bytes) ...
 int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* key,
                        const char* value);
+// ... or variable-length UTF-8 (h5py gives str), as units are stored
+int mbs_h5_attr_utf8(const char* path, mbs_error* err, hid_t loc, const char* key,
+                     const char* value);
 
 #endif  // MBS_IO_H5_UTIL_H_

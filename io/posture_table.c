@@ -440,7 +440,7 @@ static int write_posture_group(const mbs_posture_table* t, hid_t f, mbs_error* e
     n1 = (hsize_t)t->axis[k].n;
     rc = make_dataset(path, err, g, dcpl, axis_name[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1,
                       &n1, t->axis[k].v, &scale[k]);
-    if (!rc) rc = mbs_h5_attr_string(path, err, scale[k], "units", unit[k]);
+    if (!rc) rc = mbs_h5_attr_utf8(path, err, scale[k], "units", unit[k]);
     if (rc) goto done;
   }
   for (int k = 0; k < NAXES; k++)
@@ -453,10 +453,10 @@ static int write_posture_group(const mbs_posture_table* t, hid_t f, mbs_error* e
   static const char* const dname[3] = {"stability_index", "time_to_fall", "samples"};
   rc = make_dataset(path, err, g, dcpl, dname[0], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, NAXES,
                     dims, t->stability_index, &data[0]);
-  if (!rc) rc = mbs_h5_attr_string(path, err, data[0], "units", "1");
+  if (!rc) rc = mbs_h5_attr_utf8(path, err, data[0], "units", "1");
   if (!rc) rc = make_dataset(path, err, g, dcpl, dname[1], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                              NAXES, dims, t->time_to_fall, &data[1]);
-  if (!rc) rc = mbs_h5_attr_string(path, err, data[1], "units", "s");
+  if (!rc) rc = mbs_h5_attr_utf8(path, err, data[1], "units", "s");
   if (!rc) rc = make_dataset(path, err, g, dcpl, dname[2], H5T_STD_I64LE, H5T_NATIVE_INT64,
                              NAXES, dims, t->sample, &data[2]);
   if (rc) goto done;

@@ -149,7 +149,7 @@ static int write_typed(mbs_results* r, const char* name, int rank, const long* d
   H5TRY(d = H5Dcreate2(r->file, full, file_type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
         "create dataset '%s'", full);
   if (total > 0) H5TRY(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write '%s'", full);
-  if (units) rc = mbs_h5_attr_string(path, err, d, "units", units);
+  if (units) rc = mbs_h5_attr_utf8(path, err, d, "units", units);
 done:
   mbs_h5_close(&d, H5Dclose);
   mbs_h5_close(&dcpl, H5Pclose);

@@ -169,12 +169,12 @@ static char* pack_strings(int n, const char* const* v, size_t* width) {
   return buf;
 }
 
+// an array of n strings (NULL entries as ""): variable-length UTF-8 when vlen, else fixed-length
 static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char* key, int n,
-                        const char* const* v) {
+                        const char* const* v, int vlen) {
   int rc = 0;
   hid_t t = -1, sp = -1, a = -1;
   size_t w = 1;
-  const int vlen = !strcmp(key, "units");  // units: variable-length UTF-8 (str in h5py)
   char* buf = vlen ? malloc(((size_t)n + 1) * sizeof(char*)) : pack_strings(n, v, &w);
   NOMEM(buf);
   if (vlen) {  // NULL entries as ""
@@ -605,7 +605,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     rc = make_dataset(path, err, s->file, s->gcpl, "time", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &s->time);
     if (!rc) rc = write_all(path, err, s->time, H5T_NATIVE_DOUBLE, L->times, "/time");
-    if (!rc) rc = mbs_h5_attr_string(path, err, s->time, "units",
+    if (!rc) rc = mbs_h5_attr_utf8(path, err, s->time, "units",
                                      L->time_units ? L->time_units : "s");
     if (rc) goto done;
     H5TRY(H5DSset_scale(s->time, "time"), "make '/time' a dimension scale");
@@ -620,7 +620,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     s->meta_chunk_params = ch[0];
     rc = make_dataset(path, err, s->file, s->gcpl, "parameters", H5T_IEEE_F64LE, 2, dims, ch, 1,
                       &nan, &s->params);
-    if (!rc) rc = attr_strings(path, err, s->params, "units", s->nparams, L->param_units);
+    if (!rc) rc = attr_strings(path, err, s->params, "units", s->nparams, L->param_units, 1);
     if (!rc) rc = attach(path, err, s->params, s->samples, 0, "sample", "/parameters");
     if (!rc) rc = attach(path, err, s->params, s->pnames, 1, "parameter", "/parameters");
     if (rc) goto done;
@@ -643,7 +643,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     if (!rc)
       rc = make_dataset(path, err, s->file, s->gcpl, "status/wall_time", H5T_IEEE_F64LE, 1,
                         dims, ch, 1, &nan, &s->wall);
-    if (!rc) rc = mbs_h5_attr_string(path, err, s->wall, "units", "s");
+    if (!rc) rc = mbs_h5_attr_utf8(path, err, s->wall, "units", "s");
     if (!rc)
       rc = make_dataset(path, err, s->file, s->gcpl, "status/steps", H5T_STD_I64LE, 1, dims, ch,
                         1, &zero64, &s->steps);
@@ -685,6 +685,9 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     }
     rc = string_scale(path, err, s->file, s->gcpl, cname, basename_of(cname),
                       q->ncomp, comps, &q->comps);
+    // each component's unit where they differ (q: rad or m by the coordinate's motion type)
+    if (!rc && lq->component_units)
+      rc = attr_strings(path, err, q->comps, "units", q->ncomp, lq->component_units, 1);
     if (gen) {
       for (int c = 0; c < q->ncomp; c++) free(gen[c]);
       free(gen);
@@ -718,7 +721,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     c->chunk = ch[0];
     rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
                       &c->dset);
-    if (!rc) rc = mbs_h5_attr_string(path, err, c->dset, "units", c->unit);
+    if (!rc) rc = mbs_h5_attr_utf8(path, err, c->dset, "units", c->unit);
     if (!rc) rc = attach(path, err, c->dset, s->samples, 0, "sample", name);
     if (rc) goto done;
   }
@@ -823,7 +826,7 @@ static int create_trajectory(mbs_store* s, store_quantity* q, const double* prob
   hsize_t dims[3] = {(hsize_t)s->nsamples, (hsize_t)s->nframes, (hsize_t)q->ncomp};
   int rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 3, dims, q->chunk,
                         q->compressed, &nan, &q->dset);
-  if (!rc) rc = mbs_h5_attr_string(path, err, q->dset, "units", q->unit);
+  if (!rc) rc = mbs_h5_attr_utf8(path, err, q->dset, "units", q->unit);
   if (!rc)
     rc = mbs_h5_attr_string(path, err, q->dset, "compression",
                          q->compressed ? "shuffle + deflate level " DEFLATE_LEVEL_TEXT
@@ -1258,11 +1261,11 @@ static int write_moments(mbs_store* s, hid_t g, int rank, const hsize_t* dims, c
   if (!rc) rc = make_dataset(path, err, g, s->gcpl, "mean", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &dm);
   if (!rc) rc = write_all(path, err, dm, H5T_NATIVE_DOUBLE, mu, name);
-  if (!rc) rc = mbs_h5_attr_string(path, err, dm, "units", unit);
+  if (!rc) rc = mbs_h5_attr_utf8(path, err, dm, "units", unit);
   if (!rc) rc = make_dataset(path, err, g, s->gcpl, "std", H5T_IEEE_F64LE, rank, dims, NULL, 0,
                              NULL, &ds);
   if (!rc) rc = write_all(path, err, ds, H5T_NATIVE_DOUBLE, sd, name);
-  if (!rc) rc = mbs_h5_attr_string(path, err, ds, "units", unit);
+  if (!rc) rc = mbs_h5_attr_utf8(path, err, ds, "units", unit);
   if (!rc) rc = attr_int64(path, err, ds, "ddof", 1);
   if (!rc && rank == 2) {
     hid_t d3[3] = {dc, dm, ds};
@@ -1301,7 +1304,7 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
     rc = make_dataset(path, err, gs, s->gcpl, "percentiles", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                       NULL, &dp);
     if (!rc) rc = write_all(path, err, dp, H5T_NATIVE_DOUBLE, s->pct, "/statistics/percentiles");
-    if (!rc) rc = mbs_h5_attr_string(path, err, dp, "units", "%");
+    if (!rc) rc = mbs_h5_attr_utf8(path, err, dp, "units", "%");
     if (rc) goto done;
     H5TRY(H5DSset_scale(dp, "percentiles"), "make '/statistics/percentiles' a dimension scale");
   }
@@ -1317,7 +1320,7 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
     if (!rc && s->npct > 0) {
       rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 3, dims, NULL, 0,
                         NULL, &dq);
-      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "units", q->unit);
+      if (!rc) rc = mbs_h5_attr_utf8(path, err, dq, "units", q->unit);
       if (!rc) rc = mbs_h5_attr_string(path, err, dq, "method", "linear");
       if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
       if (!rc) rc = attach(path, err, dq, s->time, 1, "time", full);
@@ -1341,7 +1344,7 @@ static int write_statistics(mbs_store* s, mbs_error* err) {
       hsize_t dims[1] = {(hsize_t)s->npct};
       rc = make_dataset(path, err, g, s->gcpl, "percentile", H5T_IEEE_F64LE, 1, dims, NULL, 0,
                         NULL, &dq);
-      if (!rc) rc = mbs_h5_attr_string(path, err, dq, "units", c->unit);
+      if (!rc) rc = mbs_h5_attr_utf8(path, err, dq, "units", c->unit);
       if (!rc) rc = mbs_h5_attr_string(path, err, dq, "method", "linear");
       if (!rc) rc = attach(path, err, dq, dp, 0, "percentile", full);
       if (!rc)

@@ -83,6 +83,7 @@ typedef struct mbs_quantity_plan {
   char** comps;
   int* forces;          // MBS_Q_MUSCLE: each component's muscle (force index)
   const char* unit;
+  const char** comp_units;  // each component's unit (literals) when they differ (q, u); NULL
   long offset;          // first value of this quantity in a sample's trajectory buffer
   int hidden;           // computed for a scalar only: not stored as a trajectory
 } mbs_quantity_plan;

@@ -81,7 +81,8 @@ static int open_store(mbs_merger* M) {
   for (int i = 0, k = 0; rc == MBS_OK && i < P->nquant; i++)
     if (!P->quant[i].hidden)
       sq[k++] = (mbs_store_quantity){P->quant[i].name, P->quant[i].ncomp,
-                                     (const char* const*)P->quant[i].comps, P->quant[i].unit};
+                                     (const char* const*)P->quant[i].comps, P->quant[i].unit,
+                                     P->quant[i].comp_units};
   for (int i = 0; rc == MBS_OK && i < P->np; i++) {
     pn[i] = P->par[i].name;
     pu[i] = P->par[i].unit ? P->par[i].unit : "";

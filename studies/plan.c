@@ -567,8 +567,17 @@ static int add_basic_quantity(mbs_plan* P, int kind, int arg, int hidden) {
                               kind == MBS_Q_Q ? "rad or m" : kind == MBS_Q_U ? "rad/s or m/s"
                                                                               : "m");
   free(names);
-  if (rc == MBS_OK) P->quant[P->nquant - 1].hidden = hidden;
-  return rc;
+  if (rc) return rc;
+  mbs_quantity_plan* q = &P->quant[P->nquant - 1];
+  q->hidden = hidden;
+  if (coords) {  // rad or m per coordinate, by its motion type (OpenSim's rule)
+    if (!(q->comp_units = calloc((size_t)nc + 1, sizeof(char*)))) return MBS_ERR_NO_MEMORY;
+    for (int k = 0; k < nc; k++) {
+      const int rot = mbs_osim_coordinate_info(P->om, k)->motion == MBS_OSIM_ROTATIONAL;
+      q->comp_units[k] = kind == MBS_Q_Q ? (rot ? "rad" : "m") : (rot ? "rad/s" : "m/s");
+    }
+  }
+  return MBS_OK;
 }
 
 // a muscle field of the muscles forces[0..n-1], "muscles/<field>" (hidden: for a scalar only)
@@ -1021,6 +1030,7 @@ void mbs_plan_free(mbs_plan* P) {
   for (int i = 0; i < P->nquant; i++) {
     for (int k = 0; k < P->quant[i].ncomp; k++) free(P->quant[i].comps[k]);
     free(P->quant[i].comps);
+    free(P->quant[i].comp_units);
     free(P->quant[i].forces);
     free(P->quant[i].name);
   }

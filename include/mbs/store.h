@@ -26,6 +26,8 @@ typedef struct mbs_store_quantity {
   int ncomp;
   const char* const* components;     // component names (for the dimension scale)
   const char* unit;                  // e.g. "rad or m", "m", "N"
+  const char* const* component_units;  // each component's unit (attribute "units" of the
+                                       // component scale), or NULL when `unit` says it all
 } mbs_store_quantity;
 
 typedef struct mbs_store_attribute {

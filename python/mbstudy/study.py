@@ -26,11 +26,14 @@ def _strings(ds):
 
 class Trajectory:
     """A trajectory quantity: values samples x frames x components (``dims``), with the sample
-    indices, the frames' times and the components' names as its axes, and its units."""
+    indices, the frames' times and the components' names as its axes, and its units:
+    ``units`` for the whole quantity (e.g. "rad or m" for q) and ``component_units``, one per
+    component (e.g. "rad" for a hip angle, "m" for the pelvis' height)."""
 
     dims = ("sample", "frame", "component")
 
-    def __init__(self, name, values, samples, time, components, units, time_units):
+    def __init__(self, name, values, samples, time, components, units, time_units,
+                 component_units=None):
         self.name = name
         self.values = values
         self.samples = samples
@@ -38,6 +41,8 @@ class Trajectory:
         self.components = components
         self.units = units
         self.time_units = time_units
+        self.component_units = (list(component_units) if component_units is not None
+                                else [units] * len(components))
 
     @property
     def shape(self):
@@ -66,7 +71,7 @@ class Trajectory:
             raise KeyError(f"{self.name}: no sample {i}")
         df = pd.DataFrame(self.values[row], index=pd.Index(self.time, name="time"),
                           columns=self.components)
-        df.attrs["units"] = self.units
+        df.attrs["units"] = dict(zip(self.components, self.component_units))
         return df
 
     def __repr__(self):
@@ -197,9 +202,11 @@ class Study:
         if name not in self.trajectories:
             raise KeyError(f"{self.path}: no trajectory {name!r} ({', '.join(self.trajectories)})")
         d = self.file["trajectories/" + name]
-        return Trajectory(name, d[()], self.file["samples"][()], self.time,
-                          _strings(self.file["trajectories/" + name + "_components"]),
-                          _text(d.attrs.get("units", "")), self.time_units)
+        c = self.file["trajectories/" + name + "_components"]
+        cu = c.attrs.get("units")
+        return Trajectory(name, d[()], self.file["samples"][()], self.time, _strings(c),
+                          _text(d.attrs.get("units", "")), self.time_units,
+                          None if cu is None else [_text(u) for u in cu])
 
     # -- the study type's own results
     @property

@@ -99,8 +99,8 @@ static void make_study(study* st) {
 
 static mbs_store_layout small_layout(const study* st, mbs_store_quantity* q,
                                      mbs_store_attribute* attrs) {
-  q[0] = (mbs_store_quantity){qnames[0], 3, comps0, qunits[0]};
-  q[1] = (mbs_store_quantity){qnames[1], 2, comps1, qunits[1]};
+  q[0] = (mbs_store_quantity){qnames[0], 3, comps0, qunits[0], NULL};
+  q[1] = (mbs_store_quantity){qnames[1], 2, comps1, qunits[1], NULL};
   attrs[0] = (mbs_store_attribute){"study", "monte_carlo"};
   attrs[1] = (mbs_store_attribute){"seed", "42"};
   attrs[2] = (mbs_store_attribute){"author", author};
@@ -695,7 +695,7 @@ static void test_small(const study* st) {
 static mbs_store* tiny_store(const char* path, int force, mbs_error* err) {
   static const double times[2] = {0, 1};
   static const char* c[1] = {"x"};
-  static const mbs_store_quantity q = {"x", 1, c, "m"};
+  static const mbs_store_quantity q = {"x", 1, c, "m", NULL};
   mbs_store_layout L = {0};
   L.nsamples = 10;
   L.nframes = 2;
@@ -873,7 +873,7 @@ static void test_large(void) {
   for (int f = 0; f < nf; f++) times[f] = 0.01 * f;
   static const char* c3[3] = {"x", "y", "z"};
   static const char* c2[2] = {"a", "b"};
-  const mbs_store_quantity q[2] = {{"com", 3, c3, "m"}, {"grf", 2, c2, "N"}};
+  const mbs_store_quantity q[2] = {{"com", 3, c3, "m", NULL}, {"grf", 2, c2, "N", NULL}};
   const double levels[3] = {10, 50, 90};
   // default chunking (~256 KiB), then a requested chunk above the 1 MiB cap
   const int requests[2] = {0, 100000};
@@ -957,7 +957,7 @@ static void test_huge_sample(void) {
   if (!times || !v) return;
   for (int f = 0; f < nf; f++) times[f] = 1e-4 * f;
   static const char* c3[3] = {"x", "y", "z"};
-  const mbs_store_quantity q = {"p", 3, c3, "m"};
+  const mbs_store_quantity q = {"p", 3, c3, "m", NULL};
   const double levels[1] = {50};
   mbs_store_layout L = {0};
   L.nsamples = 3;
@@ -1035,7 +1035,7 @@ static void test_compression_choice(void) {
   double times[CF];
   for (int f = 0; f < CF; f++) times[f] = 0.1 * f;
   const char* c2[2] = {"a", "b"};
-  const mbs_store_quantity qs[2] = {{"steps", 2, c2, "m"}, {"noise", 2, c2, "m"}};
+  const mbs_store_quantity qs[2] = {{"steps", 2, c2, "m", NULL}, {"noise", 2, c2, "m", NULL}};
   mbs_store_layout L = {0};
   L.nsamples = CS;
   L.nframes = CF;
@@ -1091,7 +1091,7 @@ static void test_write_failure(void) {
   double* v = malloc((size_t)nf * nc * sizeof *v);
   if (!times || !v) return;
   for (int f = 0; f < nf; f++) times[f] = 0.01 * f;
-  const mbs_store_quantity q = {"q", nc, NULL, "rad"};
+  const mbs_store_quantity q = {"q", nc, NULL, "rad", NULL};
   const double levels[1] = {50};
   mbs_store_layout L = {0};
   L.nsamples = 400;
@@ -1147,7 +1147,7 @@ static void test_truncate(void) {
   const char* path = "test_store_truncate.h5";
   static const double times[3] = {0, 0.5, 1};
   static const char* c[2] = {"a", "b"};
-  static const mbs_store_quantity q = {"x", 2, c, "m"};
+  static const mbs_store_quantity q = {"x", 2, c, "m", NULL};
   static const char* pn[1] = {"p"};
   static const char* pu[1] = {"kg"};
   static const char* sn[1] = {"s"};

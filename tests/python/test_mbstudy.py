@@ -117,6 +117,40 @@ class TestStudy(unittest.TestCase):
         with self.assertRaises(ValueError):
             mbstudy.study_text({"model": "double_pendulum"})
 
+    def test_component_units(self):
+        # the built-in human has translational (pelvis_tx, ty, tz) and rotational coordinates:
+        # each component of q and u carries its own unit, by the motion type model info shows
+        spec = {"model": "human",
+                "simulation": {"duration": 0.02, "accuracy": 1e-3, "output_interval": 0.01},
+                "posture": {"knee_flexion": [1], "direction": ["anterior"], "magnitude": [0],
+                            "mode": ["locked"]},
+                "outputs": {"trajectories": ["q", "u"]},
+                "output": "human_units.h5"}
+        path = mbstudy.write_study(spec, os.path.join(self.dir, "human_units.yaml"))
+        r = run("run", path, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        info = run("model", "info", "human")
+        self.assertEqual(info.returncode, 0, info.stderr)
+        motion = {}
+        lines = info.stdout.splitlines()
+        start = next(i for i, l in enumerate(lines) if l.startswith("coordinates:"))
+        for l in lines[start + 2:]:
+            f = l.split()
+            if len(f) < 3:
+                break
+            motion[f[0]] = f[2]
+        self.assertIn("translational", motion.values())
+        self.assertIn("rotational", motion.values())
+        with mbstudy.open(os.path.join(self.dir, "human_units.h5")) as s:
+            q, u = s.trajectory("q"), s.trajectory("u")
+            self.assertEqual(sorted(q.components), sorted(motion))
+            for c, unit in zip(q.components, q.component_units):
+                self.assertIsInstance(unit, str)
+                self.assertEqual(unit, "rad" if motion[c] == "rotational" else "m", c)
+            for c, unit in zip(u.components, u.component_units):
+                self.assertEqual(unit, "rad/s" if motion[c] == "rotational" else "m/s", c)
+            self.assertEqual(q.sample(0).attrs["units"]["pelvis_ty"], "m")
+
     def test_sto_round_trip(self):
         rng = np.random.default_rng(1)
         df = pd.DataFrame(rng.normal(size=(7, 3)) * 1e3, columns=["time", "a_x", "b/y"])
