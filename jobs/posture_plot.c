@@ -53,30 +53,47 @@ static int text_wrapped(cairo_t* cr, double x, double y, const char* s, double m
 // the panels' grid: labels of 13 px, lines of grey 0.88
 static const mbs_plot_grid_style grid = {13, 0.88, 5, 8, 4.5, 20};
 
-// panel of mode m and direction d in the box (px, py, pw, ph); ticks every ustep from u0 to u1
-// (cm), the frame padded by `pad` on both sides so that markers at the ends stay inside
-static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, double px, double py,
-                       double pw, double ph, double u0, double u1, double ustep, double pad) {
-  char buf[64];
-  // the stability index from 0 to 1 with a margin, so that markers at 0 and 1 stay inside
-  const mbs_plot_frame F = {px + 78, px + pw - 24, py + 34, py + ph - 58,
-                            u0 - pad, u1 + pad, -0.04, 1.04};
-  // direction title
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  mbs_plot_font(cr, 15, 1);
-  mbs_plot_text(cr, F.x0, py + 20,
-                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 1, buf, sizeof buf), 0);
-  // grid and ticks
-  mbs_plot_grid_y(cr, &F, 0.25, &grid);
-  mbs_plot_grid_x(cr, &F, ustep, &grid);
-  mbs_plot_frame_box(cr, &F);
-  // axis titles
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  mbs_plot_font(cr, 14, 0);
-  mbs_plot_text(cr, 0.5 * (F.x0 + F.x1), F.y1 + 42, "platform displacement (cm)", 0.5);
-  mbs_plot_text_vertical(cr, px + 20, 0.5 * (F.y0 + F.y1), "stability index");
-  // one line per knee flexion; NaN breaks it. Lines are set apart by 4 px so that equal values
-  // (e.g. no fall: 1) stay visible for every knee flexion
+// the height of the strip of differences under each panel, as a fraction of the panel's
+static const double strip_ratio = 0.38;
+// the gap between a panel and its strip, px
+static const double strip_gap = 10;
+// differences from the mean up to this are none (rounding of the mean)
+static const double same_index = 1e-12;
+
+// the stability index of mode m, knee flexion k, direction d and displacement g; with `diff`,
+// its difference from the mean of the knee flexions with a value there. NaN for no value.
+static double value_at(const mbs_posture_table* t, int m, int k, int d, int g, int diff) {
+  const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
+  if (!diff || isnan(v)) return v;
+  double sum = 0;
+  int n = 0;
+  for (int j = 0; j < t->axis[AX_KNEE].n; j++) {
+    const double w = t->stability_index[mbs_posture_table_cell(t, m, j, d, g)];
+    if (!isnan(w)) sum += w, n++;
+  }
+  return v - sum / n;
+}
+
+// vertical grid lines at the multiples of `step` in u0..u1, without ticks and labels (those are
+// under the strip)
+static void grid_x_lines(cairo_t* cr, const mbs_plot_frame* F, double step) {
+  cairo_set_line_width(cr, 1);
+  cairo_set_source_rgb(cr, grid.grey, grid.grey, grid.grey);
+  const double first = ceil(F->u0 / step - 1e-6) * step;
+  const int nt = (int)floor((F->u1 - first) / step + 1e-6);
+  for (int i = 0; i <= nt; i++) {
+    const double x = round(mbs_plot_fx(F, first + i * step)) + 0.5;
+    cairo_move_to(cr, x, F->y0);
+    cairo_line_to(cr, x, F->y1);
+  }
+  cairo_stroke(cr);
+}
+
+// one line per knee flexion of the values of value_at (diff as given) in the frame F, markers
+// of radius r; NaN breaks a line. Lines are set apart by 4 px so that equal values (e.g. no
+// fall: 1) stay visible for every knee flexion. Whether any value was drawn.
+static int draw_curves(cairo_t* cr, const mbs_posture_table* t, int m, int d, int diff,
+                       const mbs_plot_frame* F, double width, double r) {
   int any = 0;
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
   const int nk = t->axis[AX_KNEE].n;
@@ -84,16 +101,16 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
     const double* rgb = mbs_plot_palette[k % 8];
     const double dodge = 4 * (k - 0.5 * (nk - 1));
     cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-    cairo_set_line_width(cr, 2.5);
+    cairo_set_line_width(cr, width);
     int pen = 0;
     for (int g = 0; g < t->axis[AX_MAG].n; g++) {
-      const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
+      const double v = value_at(t, m, k, d, g, diff);
       if (isnan(v)) {
         pen = 0;
         continue;
       }
-      const double x = mbs_plot_fx(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
-      const double y = mbs_plot_fy(&F, v);
+      const double x = mbs_plot_fx(F, t->axis[AX_MAG].v[g] * 100) + dodge;
+      const double y = mbs_plot_fy(F, v);
       if (pen) cairo_line_to(cr, x, y);
       else cairo_move_to(cr, x, y);
       pen = 1;
@@ -102,15 +119,117 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
     // markers at least 12 px apart, so that a fine grid of displacements stays a line
     double last = -INFINITY;
     for (int g = 0; g < t->axis[AX_MAG].n; g++) {
-      const double v = t->stability_index[mbs_posture_table_cell(t, m, k, d, g)];
+      const double v = value_at(t, m, k, d, g, diff);
       if (isnan(v)) continue;
       any = 1;
-      const double x = mbs_plot_fx(&F, t->axis[AX_MAG].v[g] * 100) + dodge;
+      const double x = mbs_plot_fx(F, t->axis[AX_MAG].v[g] * 100) + dodge;
       if (x - last < 12) continue;
-      mbs_plot_marker(cr, k, x, mbs_plot_fy(&F, v), 5, rgb);
+      mbs_plot_marker(cr, k, x, mbs_plot_fy(F, v), r, rgb);
       last = x;
     }
   }
+  return any;
+}
+
+// the largest step of 1, 2 or 5 times a power of ten not above r (> 0)
+static double nice_below(double r) {
+  double p = pow(10, floor(log10(r)));
+  if (p > r) p /= 10;  // log10's rounding
+  const double f = r / p;
+  return (f >= 5 ? 5 : f >= 2 ? 2 : 1) * p;
+}
+
+// the strip under the panel of mode m and direction d in the frame S (its data range set here):
+// each knee flexion's difference from the mean of the knee flexions at each displacement, on a
+// symmetric scale from the largest difference, with the displacement's ticks, labels and title
+// below it (the panel shares them)
+static void draw_strip(cairo_t* cr, const mbs_posture_table* t, int m, int d, mbs_plot_frame S,
+                       double ustep, double px) {
+  char buf[64];
+  const int nk = t->axis[AX_KNEE].n, ng = t->axis[AX_MAG].n;
+  double most = 0;
+  int any = 0, several = 0;  // a value at all; two knee flexions with a value somewhere
+  for (int g = 0; g < ng; g++) {
+    int n = 0;
+    for (int k = 0; k < nk; k++) {
+      const double v = value_at(t, m, k, d, g, 1);
+      if (isnan(v)) continue;
+      n++;
+      if (fabs(v) > most) most = fabs(v);
+    }
+    any |= n > 0;
+    several |= n > 1;
+  }
+  const int differ = most > same_index;
+  // the largest difference 7 px inside the frame, so that its markers stay inside
+  const double half = 0.5 * (S.y1 - S.y0);
+  const double R = differ ? most * half / fmax(half - 7, 0.5 * half) : 1;
+  S.v0 = -R;
+  S.v1 = R;
+  // grid: the zero line darker, ± a step of 1, 2 or 5 times a power of ten (labelled)
+  mbs_plot_grid_x(cr, &S, ustep, &grid);
+  mbs_plot_font(cr, grid.font, 0);
+  cairo_set_line_width(cr, 1);
+  const double step = differ ? nice_below(R) : 0;
+  for (int i = differ ? -1 : 0; i <= (differ ? 1 : 0); i++) {
+    const double y = round(mbs_plot_fy(&S, i * step)) + 0.5;
+    if (i) cairo_set_source_rgb(cr, grid.grey, grid.grey, grid.grey);
+    else cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+    cairo_move_to(cr, S.x0, y);
+    cairo_line_to(cr, S.x1, y);
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    mbs_plot_text(cr, S.x0 - grid.ylabel_dx, y + grid.ylabel_dy,
+                  mbs_plot_tick_text(i * step, differ ? step : 1, buf, sizeof buf), 1);
+  }
+  mbs_plot_frame_box(cr, &S);
+  // axis titles: the displacement's (the panel's too) and the difference's in two lines
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  mbs_plot_font(cr, 14, 0);
+  mbs_plot_text(cr, 0.5 * (S.x0 + S.x1), S.y1 + 40, "platform displacement (cm)", 0.5);
+  mbs_plot_font(cr, 12, 0);
+  const double ym = 0.5 * (S.y0 + S.y1);
+  mbs_plot_text_vertical(cr, px + 14, ym, "index − mean");
+  mbs_plot_text_vertical(cr, px + 28, ym, "of postures");
+  if (!any) return;
+  if (differ) {
+    draw_curves(cr, t, m, d, 1, &S, 2, 4);
+    return;
+  }
+  cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+  mbs_plot_font(cr, 12, 0);
+  mbs_plot_text(cr, S.x1 - 10, mbs_plot_fy(&S, 0) - 7,
+                several ? "postures identical" : "a single posture: no differences", 1);
+}
+
+// panel of mode m and direction d in the box (px, py, pw, ph), with its strip of differences
+// below; ticks every ustep from u0 to u1 (cm), the frame padded by `pad` on both sides so that
+// markers at the ends stay inside
+static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, double px, double py,
+                       double pw, double ph, double u0, double u1, double ustep, double pad) {
+  char buf[64];
+  // the panel's frame from 32 px below the top, the strip's ending 52 px above the bottom (its
+  // tick labels and the axis title below)
+  const double top = py + 32, bottom = py + ph - 52;
+  const double mainh = (bottom - top - strip_gap) / (1 + strip_ratio);
+  // the stability index from 0 to 1 with a margin, so that markers at 0 and 1 stay inside
+  const mbs_plot_frame F = {px + 78, px + pw - 24, top, top + mainh,
+                            u0 - pad, u1 + pad, -0.04, 1.04};
+  const mbs_plot_frame S = {F.x0, F.x1, F.y1 + strip_gap, bottom, F.u0, F.u1, -1, 1};
+  // direction title
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  mbs_plot_font(cr, 15, 1);
+  mbs_plot_text(cr, F.x0, py + 20,
+                mbs_posture_direction_name(t->axis[AX_DIR].v[d], 1, buf, sizeof buf), 0);
+  // grid (the displacement's ticks and labels under the strip)
+  mbs_plot_grid_y(cr, &F, 0.25, &grid);
+  grid_x_lines(cr, &F, ustep);
+  mbs_plot_frame_box(cr, &F);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  mbs_plot_font(cr, 14, 0);
+  mbs_plot_text_vertical(cr, px + 20, 0.5 * (F.y0 + F.y1), "stability index");
+  const int any = draw_curves(cr, t, m, d, 0, &F, 2.5, 5);
+  draw_strip(cr, t, m, d, S, ustep, px);
   if (!any) {
     cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
     mbs_plot_font(cr, 14, 0);
@@ -121,6 +240,7 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
   // which the model stands for the whole simulated duration, written in the empty part of the
   // panel (below the lines when some posture stands, above them when every posture falls)
   if (!(t->duration[0] && atof(t->duration) > 0)) return;  // no simulated duration in the file
+  const int nk = t->axis[AX_KNEE].n;
   int stands_any = 0;
   double range[8];
   for (int k = 0; k < nk && k < 8; k++) {
@@ -136,12 +256,18 @@ static void draw_panel(cairo_t* cr, const mbs_posture_table* t, int m, int d, do
   }
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
   double y = mbs_plot_fy(&F, 0.5);
+  // lines of 18 px, closer (down to 13 px, smaller type) when the panel is short
+  const int nlines = nk < 8 ? nk : 8;
+  const double lineh = fmax(13, fmin(18, (F.y1 - 6 - y) / nlines));
+  const double font = lineh >= 16 ? 13 : 11.5;
+  mbs_plot_font(cr, font, 0);
   mbs_plot_text(cr, F.x0 + 12, y, "stands the whole simulated time up to:", 0);
-  for (int k = 0; k < nk && k < 8; k++) {
-    y += 18;
+  for (int k = 0; k < nlines; k++) {
+    y += lineh;
     const double* rgb = mbs_plot_palette[k % 8];
-    mbs_plot_marker(cr, k, F.x0 + 20, y - 4.5, 5, rgb);
+    mbs_plot_marker(cr, k, F.x0 + 20, y - 0.35 * font, lineh >= 16 ? 5 : 4, rgb);
     cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+    mbs_plot_font(cr, font, 0);
     if (range[k] >= 0)
       snprintf(buf, sizeof buf, "%g° knee flexion: %g cm", t->axis[AX_KNEE].v[k],
                100 * range[k]);
@@ -172,7 +298,9 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   const double legend_y = 100 + 20 * fall_lines + 12;
   const double header = legend_y + 44;  // column titles' baseline
   const double rows_top = header + 10, footer = 26;
-  const double min_row = 250;
+  // a row: its title, the panel (at least ~165 px) and its strip of differences (~63 px), the
+  // displacement's labels and title
+  const double min_row = 330;
   int H = 900;
   if (rows_top + nd * min_row + footer > H) H = (int)ceil(rows_top + nd * min_row + footer);
 

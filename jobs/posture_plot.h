@@ -2,7 +2,8 @@
 // the OpenSim paper (Seth et al. 2011), drawn with cairo as PNG: one column of panels per joint
 // mode, one row per platform direction, the stability index against the platform displacement with
 // one line per knee flexion, each panel with the displacement up to which each posture stands for
-// the whole simulated duration; a title with the model, the fall criterion, a legend and a footer
+// the whole simulated duration and, under it, a strip of each posture's difference from the mean
+// of the postures (so that postures whose indices nearly coincide stay apart); a title with the model, the fall criterion, a legend and a footer
 // with the file's sample counts.
 #ifndef MBS_JOBS_POSTURE_PLOT_H_
 #define MBS_JOBS_POSTURE_PLOT_H_
