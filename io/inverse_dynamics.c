@@ -31,6 +31,7 @@
 
 #include "mbs/dynamics.h"
 #include "mbs/system.h"
+#include "xml_read.h"
 
 // limits of the allocation-free evaluation (stack buffers)
 #define ID_MAX_COORD 1024
@@ -357,18 +358,11 @@ static int read_facts(const char* path, const mbs_id_options* o, model_facts* f,
     return MBS_FAIL(err, MBS_ERR_IO, path, "%s: model_file: cannot open: %s", path,
                     strerror(errno));
   fclose(probe);
-  xmlResetLastError();
-  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR | XML_PARSE_HUGE);
-  if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    char msg[256];
-    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "cannot read the file\n");
-    const size_t len = strlen(msg);
-    if (len && msg[len - 1] == '\n') msg[len - 1] = 0;
-    return MBS_FAIL(err, e && e->domain == XML_FROM_IO ? MBS_ERR_IO : MBS_ERR_PARSE, path,
-                    "%s:%d: model_file: %s", path, e ? e->line : 0, msg);
-  }
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(path, NULL, 0, 0, "a model file", &xf);
+  if (!doc)
+    return MBS_FAIL(err, xf.io ? MBS_ERR_IO : MBS_ERR_PARSE, path, "%s:%d: model_file: %s", path,
+                    xf.line, xf.msg);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   xmlNodePtr model = root && !strcmp(tag(root), "Model") ? root : child(root, "Model");
   int ok = 1;

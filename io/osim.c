@@ -13,6 +13,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <math.h>
@@ -31,6 +33,110 @@
 #include "mbs/spatial.h"
 #include "mbs/table.h"
 #include "osim_upgrade.h"
+#include "xml_read.h"
+
+//---------------------------------- reading XML safely (xml_read.h) ----------------------------
+
+// what the parser met while reading, kept in the parser context's _private
+typedef struct xml_guard {
+  int entity_line;    // line of the first entity declaration, 0 if none
+  int doctype_line;   // line of the document type (<!DOCTYPE ...>), 0 if none
+} xml_guard;
+
+// an entity declaration (general or parameter, parsed or unparsed): the document is refused
+// here, before the entity exists, so nothing can ever expand it
+static void xml_refuse_entity(xmlParserCtxtPtr ctxt) {
+  xml_guard* g = ctxt->_private;
+  if (g && !g->entity_line) {
+    const int line = xmlSAX2GetLineNumber(ctxt);
+    g->entity_line = line > 0 ? line : 1;
+  }
+  ctxt->wellFormed = 0;
+  xmlStopParser(ctxt);
+}
+
+static void xml_entity_decl(void* ctx, const xmlChar* name, int type, const xmlChar* public_id,
+                            const xmlChar* system_id, xmlChar* content) {
+  (void)name, (void)type, (void)public_id, (void)system_id, (void)content;
+  xml_refuse_entity(ctx);
+}
+
+static void xml_unparsed_entity_decl(void* ctx, const xmlChar* name, const xmlChar* public_id,
+                                     const xmlChar* system_id, const xmlChar* notation) {
+  (void)name, (void)public_id, (void)system_id, (void)notation;
+  xml_refuse_entity(ctx);
+}
+
+static void xml_internal_subset(void* ctx, const xmlChar* name, const xmlChar* external_id,
+                                const xmlChar* system_id) {
+  xmlParserCtxtPtr ctxt = ctx;
+  xml_guard* g = ctxt->_private;
+  if (g && !g->doctype_line) g->doctype_line = xmlSAX2GetLineNumber(ctxt);
+  xmlSAX2InternalSubset(ctx, name, external_id, system_id);
+}
+
+// entity declarations in a document type that reached the tree anyway (a second line of
+// defence: the SAX hooks above refuse them first)
+static int xml_dtd_declares_entities(xmlDtdPtr dtd) {
+  if (!dtd) return 0;
+  if (dtd->entities || dtd->pentities) return 1;
+  for (xmlNodePtr n = dtd->children; n; n = n->next)
+    if (n->type == XML_ENTITY_DECL) return 1;
+  return 0;
+}
+
+xmlDocPtr mbs_xml_read(const char* path, const char* text, size_t n, int options,
+                       const char* what, mbs_xml_failure* f) {
+  mbs_xml_failure local;
+  if (!f) f = &local;
+  memset(f, 0, sizeof(*f));
+  if (!what) what = "this file";
+  if (text && n > (size_t)INT_MAX) {
+    snprintf(f->msg, sizeof(f->msg), "more than 2 GB of text");
+    return NULL;
+  }
+  options &= ~(XML_PARSE_HUGE | XML_PARSE_NOENT | XML_PARSE_DTDLOAD | XML_PARSE_DTDATTR |
+               XML_PARSE_DTDVALID | XML_PARSE_XINCLUDE);
+  options |= XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
+  xmlResetLastError();
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt || !ctxt->sax) {
+    xmlFreeParserCtxt(ctxt);
+    snprintf(f->msg, sizeof(f->msg), "out of memory");
+    return NULL;
+  }
+  xml_guard g = {0, 0};
+  ctxt->_private = &g;
+  ctxt->sax->entityDecl = xml_entity_decl;
+  ctxt->sax->unparsedEntityDecl = xml_unparsed_entity_decl;
+  ctxt->sax->internalSubset = xml_internal_subset;
+  xmlDocPtr doc = text ? xmlCtxtReadMemory(ctxt, text, (int)n, path, NULL, options)
+                       : xmlCtxtReadFile(ctxt, path ? path : "", NULL, options);
+  if (doc && !g.entity_line &&
+      (xml_dtd_declares_entities(doc->intSubset) || xml_dtd_declares_entities(doc->extSubset)))
+    g.entity_line = g.doctype_line > 0 ? g.doctype_line : 1;
+  if (g.entity_line) {
+    xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    f->line = g.entity_line;
+    f->entities = 1;
+    snprintf(f->msg, sizeof(f->msg),
+             "entity declarations are not allowed in %s (a document type with <!ENTITY ...>)",
+             what);
+    return NULL;
+  }
+  if (!doc) {
+    const xmlError* e = ctxt->lastError.code != XML_ERR_OK ? &ctxt->lastError : xmlGetLastError();
+    snprintf(f->msg, sizeof(f->msg), "%s",
+             e && e->message ? e->message : "not a well-formed XML document");
+    const size_t len = strlen(f->msg);
+    if (len && f->msg[len - 1] == '\n') f->msg[len - 1] = 0;
+    f->line = e ? e->line : 0;
+    f->io = e && e->domain == XML_FROM_IO;
+  }
+  xmlFreeParserCtxt(ctxt);
+  return doc;
+}
 
 //---------------------------------- the model --------------------------------------------------
 
@@ -2101,14 +2207,12 @@ static int read_controls_file(mbs_osim_model* m, const char* file, char** only, 
     mbs_table_free(t);
     return rc;
   }
-  xmlDocPtr doc = xmlReadFile(file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR);
-  if (!doc) {
-    const xmlError* xe = xmlGetLastError();
-    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xe ? xe->line : 0, file,
-                         "%s:%d: cannot read the controls file: %s", file, xe ? xe->line : 0,
-                         xe && xe->message ? xe->message : "not found or not XML");
-  }
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(file, NULL, 0, 0, "a controls file", &xf);
+  if (!doc)
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xf.line, file, "%s:%d: %s%s",
+                         file, xf.line, xf.entities ? "" : "cannot read the controls file: ",
+                         xf.msg);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   xmlNodePtr set = root && !strcmp(tag(root), "ControlSet") ? root : child(root, "ControlSet");
   xmlNodePtr objs = child(set, "objects");
@@ -2490,15 +2594,11 @@ static int column_function(mbs_osim_model* m, const mbs_table* t, int c, const c
 }
 
 static int read_external_loads(mbs_osim_model* m, const char* xml) {
-  xmlResetLastError();
-  xmlDocPtr doc = xmlReadFile(xml, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR | XML_PARSE_HUGE);
-  if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", 0, xml, "%s:%d: %s",
-                         file_base(xml), e ? e->line : 0,
-                         e && e->message ? e->message : "cannot read the external loads file");
-  }
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(xml, NULL, 0, 0, "an external loads file", &xf);
+  if (!doc)
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xf.line, xml, "%s:%d: %s",
+                         file_base(xml), xf.line, xf.msg);
   int rc = MBS_OK;
   mbs_table* t = NULL;
   char* data = NULL;
@@ -2604,14 +2704,12 @@ done:
 // messages name that file
 static int read_force_set_file(mbs_osim_model* m, const char* file, const control_fn* cf,
                                int ncf) {
-  xmlDocPtr doc = xmlReadFile(file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR);
-  if (!doc) {
-    const xmlError* xe = xmlGetLastError();
-    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xe ? xe->line : 0, file,
-                         "%s:%d: cannot read the force set file: %s", file, xe ? xe->line : 0,
-                         xe && xe->message ? xe->message : "not found or not XML");
-  }
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(file, NULL, 0, 0, "a force set file", &xf);
+  if (!doc)
+    return mbs_error_set(m->err, MBS_ERR_PARSE, "mbs_osim_read", xf.line, file, "%s:%d: %s%s",
+                         file, xf.line, xf.entities ? "" : "cannot read the force set file: ",
+                         xf.msg);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   xmlNodePtr set = root && !strcmp(tag(root), "ForceSet") ? root : child(root, "ForceSet");
   int rc;
@@ -2751,21 +2849,11 @@ static mbs_osim_model* read_any(const char* path, const char* text, size_t len,
   m->path = dup_str(path);
   const char* slash = strrchr(path, '/');
   m->dir = slash ? mbs_format_string("%.*s", (int)(slash - path), path) : dup_str(".");
-  xmlResetLastError();
-  const int xopt = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_HUGE;
-  xmlDocPtr doc = text ? xmlReadMemory(text, (int)len, path, NULL, xopt)
-                       : xmlReadFile(path, NULL, xopt);
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(path, text, text ? len : 0, 0, "a model file", &xf);
   if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    char msg[256] = "not a well-formed XML document";
-    int line = 0;
-    if (e && e->message) {
-      snprintf(msg, sizeof(msg), "%s", e->message);
-      const size_t n = strlen(msg);
-      if (n && msg[n - 1] == '\n') msg[n - 1] = 0;
-      line = e->line;
-    }
-    fail_at(m, line, NULL, NULL, MBS_ERR_PARSE, "malformed XML: %s", msg);
+    fail_at(m, xf.line, NULL, NULL, MBS_ERR_PARSE, "%s%s", xf.entities ? "" : "malformed XML: ",
+            xf.msg);
     mbs_osim_free(m);
     return NULL;
   }

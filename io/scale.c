@@ -25,6 +25,7 @@
 #include "mbs/spatial.h"
 #include "mbs/state.h"
 #include "osim_upgrade.h"
+#include "xml_read.h"
 
 #define MAX_FRAME_DEPTH 32
 #define SIGNIFICANT_REAL 1.8738e-14  // SimTK::SignificantReal (eps^(7/8)), its default tolerance
@@ -289,22 +290,11 @@ static mbs_scale_model* open_doc(xmlDocPtr doc, const char* path, mbs_error* err
 }
 
 static xmlDocPtr read_xml(const char* path, const char* text, size_t n, mbs_error* err) {
-  xmlResetLastError();
-  const int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING |
-                   XML_PARSE_NOERROR | XML_PARSE_HUGE;
-  xmlDocPtr doc = text ? xmlReadMemory(text, (int)n, path, NULL, opts)
-                       : xmlReadFile(path, NULL, opts);
-  if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    char msg[256] = "cannot be read";
-    if (e && e->message) {
-      snprintf(msg, sizeof(msg), "%s", e->message);
-      const size_t len = strlen(msg);
-      if (len && msg[len - 1] == '\n') msg[len - 1] = 0;
-    }
-    MBS_FAIL(err, text ? MBS_ERR_PARSE : MBS_ERR_IO, path, "%s:%d: %s", path, e ? e->line : 0,
-             msg);
-  }
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(path, text, n, XML_PARSE_NOBLANKS, "a model file", &xf);
+  if (!doc)
+    MBS_FAIL(err, text || xf.entities ? MBS_ERR_PARSE : MBS_ERR_IO, path, "%s:%d: %s", path,
+             xf.line, xf.msg);
   return doc;
 }
 

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int xml_options = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR;
-
+#include "xml_read.h"
 static char* read_all(const char* path, mbs_error* err) {
   FILE* f = fopen(path, "rb");
   if (!f) {
@@ -152,13 +151,11 @@ static xmlNodePtr at_path(xmlNodePtr tool, const char* path, int create) {
 }
 
 static xmlDocPtr parse_file(const char* path, const char* text, mbs_error* err) {
-  xmlResetLastError();
-  xmlDocPtr doc = text ? xmlReadMemory(text, (int)strlen(text), path, NULL, xml_options)
-                       : xmlReadFile(path, NULL, xml_options);
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(path, text, text ? strlen(text) : 0, 0, "a setup file", &xf);
   if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    MBS_FAIL(err, MBS_ERR_PARSE, path, "%s:%d: not a well-formed setup file: %s", path,
-             e ? e->line : 0, e && e->message ? e->message : "malformed XML");
+    MBS_FAIL(err, MBS_ERR_PARSE, path, "%s:%d: %s%s", path, xf.line,
+             xf.entities ? "" : "not a well-formed setup file: ", xf.msg);
   } else if (!tool_of(doc)) {
     MBS_FAIL(err, MBS_ERR_PARSE, path, "%s: no tool element", path);
     xmlFreeDoc(doc);

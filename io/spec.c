@@ -11,6 +11,13 @@
 // not allowed (out of range, unknown names, duplicates, references to nothing); MBS_ERR_IO
 // when the file cannot be read; MBS_ERR_NO_MEMORY.
 //
+// Limits: a study file is at most SPEC_MAX_BYTES long, and its document at most SPEC_MAX_NODES
+// nodes with every alias expanded (each alias counts the nodes it stands for, every time it is
+// used). The document is loaded unresolved and counted first (the size of every anchored node
+// counted once, so the count is cheap even for a bomb), then resolved: a few hundred bytes of
+// nested aliases ("a: &a [x, x, ...], b: &b [*a, *a, ...], ...") would otherwise expand to
+// billions of nodes and gigabytes.
+//
 // Line numbers: libfyaml 0.7 gives marks for scalar tokens only, so a mapping or a list is
 // located by its first key or item, and a missing key by the key that holds the mapping.
 // io does not depend on studies: distribution and design names are mapped here, and
@@ -25,11 +32,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mbs/integrate.h"
 #include "mbs/spec.h"
 
 #define KP_LEN 200  // key paths ("parameters[12].distribution.values[3]")
+
+// the largest study file, bytes (16 MiB)
+#define SPEC_MAX_BYTES ((size_t)16 << 20)
+// the most nodes of a study file's document, aliases expanded
+#define SPEC_MAX_NODES 1000000L
+// the deepest chain of aliases within aliases followed while counting (each may nest 64 levels,
+// libfyaml's limit: the count's recursion stays a few thousand calls deep)
+#define SPEC_MAX_ALIAS_DEPTH 100
 
 typedef struct spec_ctx {
   const char* file;  // name used in messages
@@ -1606,6 +1622,192 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
 }
 
 // ---------------------------------------------------------------------------------------------
+// limits: nodes with aliases expanded
+
+// the expanded size of alias targets already counted (open addressing on the node's address;
+// -1 while the target is being counted, to find an alias inside the node it refers to)
+typedef struct count_memo {
+  const struct fy_node* node;
+  long count;
+} count_memo;
+
+typedef struct node_counter {
+  spec_ctx* c;
+  count_memo* memo;
+  size_t cap, used;
+  long aliases;  // aliases expanded so far
+  int depth;     // aliases being expanded, one inside the other
+} node_counter;
+
+static size_t memo_hash(const struct fy_node* n, size_t cap) {
+  uint64_t h = (uint64_t)(uintptr_t)n;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return (size_t)h & (cap - 1);
+}
+
+// the memo entry of `n`, NULL if absent (insert: created with count 0; NULL when out of memory)
+static count_memo* memo_at(node_counter* nc, const struct fy_node* n, int insert) {
+  if (insert && 2 * (nc->used + 1) > nc->cap) {
+    const size_t cap = nc->cap ? 2 * nc->cap : 64;
+    count_memo* m = calloc(cap, sizeof(*m));
+    if (!m) return NULL;
+    for (size_t i = 0; i < nc->cap; i++) {
+      if (!nc->memo[i].node) continue;
+      size_t j = memo_hash(nc->memo[i].node, cap);
+      while (m[j].node) j = (j + 1) & (cap - 1);
+      m[j] = nc->memo[i];
+    }
+    free(nc->memo);
+    nc->memo = m;
+    nc->cap = cap;
+  }
+  if (!nc->cap) return NULL;
+  size_t j = memo_hash(n, nc->cap);
+  while (nc->memo[j].node && nc->memo[j].node != n) j = (j + 1) & (nc->cap - 1);
+  if (nc->memo[j].node) return &nc->memo[j];
+  if (!insert) return NULL;
+  nc->memo[j].node = n;
+  nc->memo[j].count = 0;
+  nc->used++;
+  return &nc->memo[j];
+}
+
+static int count_nodes(node_counter* nc, struct fy_node* n, long* out);
+
+// add the nodes of `item` to *sum, failing at the item's line past the limit
+static int count_add(node_counter* nc, struct fy_node* item, long* sum) {
+  long k = 0;
+  const int rc = count_nodes(nc, item, &k);
+  if (rc) return rc;
+  *sum += k;
+  if (*sum > SPEC_MAX_NODES) {
+    if (nc->aliases > 0)
+      return fail(nc->c, MBS_ERR_PARSE, node_line(item, 1), "",
+                  "aliases expand beyond %ld nodes", SPEC_MAX_NODES);
+    return fail(nc->c, MBS_ERR_PARSE, node_line(item, 1), "", "more than %ld nodes",
+                SPEC_MAX_NODES);
+  }
+  return MBS_OK;
+}
+
+// the nodes of `n` once its aliases are expanded (an alias: the nodes of what it refers to)
+static int count_nodes(node_counter* nc, struct fy_node* n, long* out) {
+  *out = 0;
+  if (!n) return MBS_OK;
+  if (fy_node_is_alias(n)) {
+    struct fy_node* t = fy_node_resolve_alias(n);
+    if (!t) {  // an alias to nothing, or aliases of aliases in a loop: fy_document_resolve says
+      *out = 1;
+      return MBS_OK;
+    }
+    nc->aliases++;
+    const int line = node_line(n, 1);
+    count_memo* m = memo_at(nc, t, 0);
+    if (m && m->count < 0)
+      return fail(nc->c, MBS_ERR_PARSE, line, "", "an alias inside the node it refers to");
+    if (m) {
+      *out = m->count;
+      return MBS_OK;
+    }
+    if (nc->depth >= SPEC_MAX_ALIAS_DEPTH)
+      return fail(nc->c, MBS_ERR_PARSE, line, "", "aliases nest more than %d deep",
+                  SPEC_MAX_ALIAS_DEPTH);
+    if (!(m = memo_at(nc, t, 1))) return no_memory(nc->c, line, "");
+    m->count = -1;
+    nc->depth++;
+    long k = 0;
+    const int rc = count_nodes(nc, t, &k);
+    nc->depth--;
+    if (rc) return rc;
+    memo_at(nc, t, 0)->count = k;  // (the table may have moved)
+    *out = k;
+    return MBS_OK;
+  }
+  long sum = 1;
+  int rc = MBS_OK;
+  void* it = NULL;
+  if (fy_node_get_type(n) == FYNT_SEQUENCE) {
+    struct fy_node* item;
+    while (rc == MBS_OK && (item = fy_node_sequence_iterate(n, &it)))
+      rc = count_add(nc, item, &sum);
+  } else if (fy_node_get_type(n) == FYNT_MAPPING) {
+    struct fy_node_pair* p;
+    while (rc == MBS_OK && (p = fy_node_mapping_iterate(n, &it))) {
+      rc = count_add(nc, fy_node_pair_key(p), &sum);
+      if (rc == MBS_OK) rc = count_add(nc, fy_node_pair_value(p), &sum);
+    }
+  }
+  *out = sum;
+  return rc;
+}
+
+// MBS_OK if the document, aliases expanded, has at most SPEC_MAX_NODES nodes
+static int check_node_count(spec_ctx* c, struct fy_node* root) {
+  node_counter nc = {c, NULL, 0, 0, 0, 0};
+  long total = 0;
+  const int rc = count_add(&nc, root, &total);
+  free(nc.memo);
+  return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// text that is not a YAML document
+
+// the first byte that cannot be in a YAML text: invalid UTF-8, or a control character other
+// than tab, line feed and carriage return; 1 with its line and a description, else 0
+static int not_text(const char* text, int* line, char* what, size_t cap) {
+  const unsigned char* p = (const unsigned char*)text;
+  *line = 1;
+  while (*p) {
+    const unsigned char b = *p;
+    if (b == '\n') {
+      ++*line;
+      p++;
+      continue;
+    }
+    if (b < 0x80) {
+      if ((b < 0x20 && b != '\t' && b != '\r') || b == 0x7f) {
+        snprintf(what, cap, "control character 0x%02x", b);
+        return 1;
+      }
+      p++;
+      continue;
+    }
+    int more = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2
+             : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    uint32_t cp = b & (more == 1 ? 0x1f : more == 2 ? 0x0f : 0x07);
+    for (int k = 1; more > 0 && k <= more; k++) {
+      if ((p[k] & 0xc0) != 0x80) {
+        more = -1;
+        break;
+      }
+      cp = cp << 6 | (p[k] & 0x3f);
+    }
+    if (more < 0 || (more == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (more == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+      snprintf(what, cap, "invalid UTF-8 (byte 0x%02x)", b);
+      return 1;
+    }
+    p += 1 + more;
+  }
+  return 0;
+}
+
+// nothing but blank lines and comments
+static int blank_or_comments(const char* text) {
+  for (const char* p = text; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    if (*p == '#')
+      while (*p && *p != '\n') p++;
+    if (*p && *p != '\n') return 0;
+    if (*p) p++;
+  }
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
 // the document
 
 static const char* const top_keys[] = {
@@ -1719,6 +1921,11 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "spec", "spec: text and out must not be NULL");
   spec_ctx ctx = {path ? path : "<spec>", err};
   spec_ctx* c = &ctx;
+  const size_t nbytes = strlen(text);
+  if (nbytes > SPEC_MAX_BYTES)
+    return MBS_FAIL(err, MBS_ERR_PARSE, ctx.file,
+                    "%s: %zu bytes, more than the %zu bytes (%zu MiB) a study file may have",
+                    ctx.file, nbytes, SPEC_MAX_BYTES, SPEC_MAX_BYTES >> 20);
   mbs_study_spec* s = calloc(1, sizeof(*s));
   if (!s) return no_memory(c, 1, "");
   s->path = strdup(ctx.file);
@@ -1742,10 +1949,10 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
   fy_diag_set_collect_errors(diag, true);
   struct fy_parse_cfg pcfg;
   memset(&pcfg, 0, sizeof(pcfg));
-  pcfg.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT;
+  pcfg.flags = FYPCF_QUIET;  // resolved below, once counted
   pcfg.diag = diag;
   parser = fy_parser_create(&pcfg);
-  if (!parser || fy_parser_set_string(parser, s->text, strlen(s->text)) != 0) {
+  if (!parser || fy_parser_set_string(parser, s->text, nbytes) != 0) {
     rc = no_memory(c, 1, "");
     goto done;
   }
@@ -1753,7 +1960,20 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
   doc = fy_parse_load_document(parser);
   const struct fy_diag_error* e = yaml_first_error(diag);
   if (!doc || e) {
-    rc = e ? yaml_error(c, e) : fail(c, MBS_ERR_PARSE, 1, "", empty);
+    int line = 1;
+    char what[64];
+    if (not_text(s->text, &line, what, sizeof(what)))  // (binary data: said so, first)
+      rc = fail(c, MBS_ERR_PARSE, line, "",
+                "not a text file (%s): a study file is a YAML mapping (model, simulation, "
+                "sampling, output, ...)", what);
+    else if (e)
+      rc = yaml_error(c, e);
+    else if (!blank_or_comments(s->text))
+      rc = fail(c, MBS_ERR_PARSE, 1, "",
+                "not a YAML document: a study file is a YAML mapping (model, simulation, "
+                "sampling, output, ...)");
+    else
+      rc = fail(c, MBS_ERR_PARSE, 1, "", empty);
     goto done;
   }
   // one document only: a second one ('---') would be silently ignored otherwise
@@ -1766,6 +1986,13 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
   }
   if (extra_line > 0) {  // (an empty trailing document, a lone "---", is harmless)
     rc = fail(c, MBS_ERR_PARSE, extra_line, "", "a second YAML document; a spec is one document");
+    goto done;
+  }
+  // aliases: counted unexpanded, then resolved (with merge keys)
+  if ((rc = check_node_count(c, fy_document_root(doc)))) goto done;
+  const int resolved = fy_document_resolve(doc) == 0;
+  if ((e = yaml_first_error(diag)) || !resolved) {
+    rc = e ? yaml_error(c, e) : fail(c, MBS_ERR_PARSE, 1, "", "YAML aliases cannot be resolved");
     goto done;
   }
   struct fy_node* root = fy_document_root(doc);
@@ -1801,10 +2028,25 @@ int mbs_spec_read(const char* path, mbs_study_spec** out, mbs_error* err) {
     return MBS_FAIL(err, MBS_ERR_ARGUMENT, "spec", "spec: path and out must not be NULL");
   FILE* f = fopen(path, "rb");
   if (!f) return MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+      (uintmax_t)st.st_size > SPEC_MAX_BYTES) {
+    fclose(f);
+    return MBS_FAIL(err, MBS_ERR_PARSE, path,
+                    "%s: %jd bytes, more than the %zu bytes (%zu MiB) a study file may have", path,
+                    (intmax_t)st.st_size, SPEC_MAX_BYTES, SPEC_MAX_BYTES >> 20);
+  }
   size_t cap = 1 << 14, n = 0;
   char* buf = malloc(cap);
   int rc = MBS_OK;
   while (buf) {
+    if (n > SPEC_MAX_BYTES) {  // (a file that grew, or a pipe)
+      fclose(f);
+      free(buf);
+      return MBS_FAIL(err, MBS_ERR_PARSE, path,
+                      "%s: more than the %zu bytes (%zu MiB) a study file may have", path,
+                      SPEC_MAX_BYTES, SPEC_MAX_BYTES >> 20);
+    }
     if (n + 1 >= cap) {
       char* bigger = realloc(buf, cap * 2);
       if (!bigger) break;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "../io/xml_read.h"
 #include "mbs/mbs.h"
 #include "mbs/static_optimization.h"
 
@@ -130,8 +131,7 @@ static int read_bounds(const mbs_analyze_context* c, mbs_analysis* a, so_data* d
       rc = mbs_analysis_fail(c, a, NULL, "out of memory");
       break;
     }
-    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                                XML_PARSE_NOERROR);
+    xmlDocPtr doc = mbs_xml_read(path, NULL, 0, 0, "a model file", NULL);
     if (!doc) {
       mbs_analysis_warn(c, a, NULL, "%s: not read again for the actuators' min_control and "
                         "max_control; their defaults apply", path);

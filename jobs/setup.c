@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../io/xml_read.h"
+
 struct mbs_setup {
   char* path;
   char* dir;
@@ -34,16 +36,11 @@ static char* dup_str(const char* s) {
 
 // the setup of a parsed document (NULL, the document freed, after an error): `path` names it
 // in messages, `dir` is the folder its file names are relative to (NULL: path's folder)
-static mbs_setup* setup_of_doc(xmlDocPtr doc, const char* path, const char* dir,
-                               mbs_error* err) {
+static mbs_setup* setup_of_doc(xmlDocPtr doc, const mbs_xml_failure* xf, const char* path,
+                               const char* dir, mbs_error* err) {
   if (!doc) {
-    const xmlError* e = xmlGetLastError();
-    char msg[MBS_ERROR_MESSAGE_LEN];
-    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "cannot be read");
-    const size_t l = strlen(msg);
-    if (l && msg[l - 1] == '\n') msg[l - 1] = 0;
-    mbs_error_set(err, MBS_ERR_PARSE, __func__, e ? e->line : 0, path, "%s:%d: %s", path,
-                  e ? e->line : 0, msg);
+    mbs_error_set(err, MBS_ERR_PARSE, __func__, xf->line, path, "%s:%d: %s", path, xf->line,
+                  xf->msg);
     return NULL;
   }
   xmlNodePtr root = xmlDocGetRootElement(doc);
@@ -81,9 +78,9 @@ static mbs_setup* setup_of_doc(xmlDocPtr doc, const char* path, const char* dir,
 }
 
 mbs_setup* mbs_setup_read(const char* path, mbs_error* err) {
-  xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR);
-  return setup_of_doc(doc, path, NULL, err);
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(path, NULL, 0, 0, "a setup file", &xf);
+  return setup_of_doc(doc, &xf, path, NULL, err);
 }
 
 mbs_setup* mbs_setup_read_memory(const char* text, size_t n, const char* label, const char* dir,
@@ -92,9 +89,9 @@ mbs_setup* mbs_setup_read_memory(const char* text, size_t n, const char* label, 
     mbs_error_set(err, MBS_ERR_PARSE, __func__, 0, label, "%s: too large", label);
     return NULL;
   }
-  xmlDocPtr doc = xmlReadMemory(text, (int)n, NULL, NULL, XML_PARSE_NONET |
-                                XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-  return setup_of_doc(doc, label, dir, err);
+  mbs_xml_failure xf;
+  xmlDocPtr doc = mbs_xml_read(label, text, n, 0, "a setup file", &xf);
+  return setup_of_doc(doc, &xf, label, dir, err);
 }
 
 void mbs_setup_free(mbs_setup* s) {

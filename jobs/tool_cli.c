@@ -18,6 +18,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "../io/xml_read.h"
 #include "mbs/files.h"
 #include "mbs/osim.h"
 #include "mbs/scale.h"
@@ -358,14 +359,10 @@ static xmlNodePtr find_task_set(xmlNodePtr n) {
 // replacing its own of the same names; the set (NULL, with a message, on failure)
 static xmlNodePtr import_task_set(cli* c, xml* x, xmlNodePtr tool, const char* given,
                                   const char* path, const ik_ctask* ct, int nct) {
-  xmlDocPtr src = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                              XML_PARSE_NOERROR);
+  mbs_xml_failure xf;
+  xmlDocPtr src = mbs_xml_read(path, NULL, 0, 0, "a weights file", &xf);
   if (!src) {
-    const xmlError* e = xmlGetLastError();
-    const char* msg = e && e->message ? e->message : "not an XML file";
-    const size_t l = strlen(msg);
-    fprintf(stderr, "mbstudy %s: --weights %s:%d: %.*s\n", c->cmd, given, e ? e->line : 0,
-            (int)(l && msg[l - 1] == '\n' ? l - 1 : l), msg);
+    fprintf(stderr, "mbstudy %s: --weights %s:%d: %s\n", c->cmd, given, xf.line, xf.msg);
     return NULL;
   }
   xmlNodePtr set = find_task_set(xmlDocGetRootElement(src));

@@ -27,6 +27,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "../io/xml_read.h"
 #include "mbs/ik.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
@@ -146,8 +147,7 @@ static void walk_custom_joints(xmlNodePtr n, const mbs_osim_model* m, int* rot) 
 static void opensim_rotational(const char* model_path, const mbs_osim_model* m, int* rot) {
   for (int i = 0; i < mbs_osim_ncoordinate(m); i++)
     rot[i] = mbs_osim_coordinate_info(m, i)->motion == MBS_OSIM_ROTATIONAL;
-  xmlDocPtr doc = xmlReadFile(model_path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                                    XML_PARSE_NOERROR);
+  xmlDocPtr doc = mbs_xml_read(model_path, NULL, 0, 0, "a model file", NULL);
   if (!doc) return;  // (the model reader has read it: this does not happen)
   walk_custom_joints(xmlDocGetRootElement(doc), m, rot);
   xmlFreeDoc(doc);

@@ -9,10 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mbs/mbs.h"
+#include "mbs/inverse_dynamics.h"
 #include "mbs/osim.h"
+#include "mbs/posture_adapt.h"
+#include "mbs/scale.h"
+#include "mbs/setup_template.h"
 #include "mbs/table.h"
 #include "mbs_test.h"
 
@@ -440,6 +445,174 @@ static void test_broken_files(void) {
   free(good);
 }
 
+//---------------------------------- entity declarations ----------------------------------------
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+// the model's text with a document type holding `dtd` (line 2 of the file) and `body_edit`
+// replacing the Ground element (to use an entity); malloc'ed
+static char* with_doctype(const char* good, const char* dtd, const char* ground) {
+  const char* nl = strchr(good, '\n');
+  char* head = mbs_format_string("%.*s<!DOCTYPE OpenSimDocument [%s]>\n%s",
+                                 (int)(nl - good + 1), good, dtd, nl + 1);
+  char* t = replace(head, "<Ground name=\"ground\"/>", ground);
+  free(head);
+  return t;
+}
+
+// a refused document: NULL within 2 s, a message naming the file, its line and entities
+static void expect_entities_refused(const char* what, int failed, const mbs_error* err,
+                                    const char* file, int line, double t0) {
+  const double dt = seconds_now() - t0;
+  printf("%-28s -> %.3f s: %s\n", what, dt, err->message);
+  char at[600];
+  snprintf(at, sizeof(at), "%s:%d: ", file, line);
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(err->code == MBS_ERR_PARSE);
+  EXPECT_TRUE(strstr(err->message, at) != NULL);
+  EXPECT_TRUE(strstr(err->message, "entity declarations are not allowed") != NULL);
+  EXPECT_TRUE(dt < 2.0);
+}
+
+// OpenSim files never declare entities; documents that do are refused by every XML reader,
+// before anything is expanded: the "billion laughs" (10 entities, each ten of the one before:
+// 10^10 characters, gigabytes once expanded), a single harmless entity, a parameter entity and
+// an external entity; a document type without entities is still read, and so is the model
+static void test_entities(void) {
+  char* good = replace(model_text, "<Coordinate name=\"extra\"/>", "");
+  char dtd[2048] = "<!ENTITY a \"aaaaaaaaaa\">";
+  for (char e = 'b'; e <= 'j'; e++) {
+    char decl[128];
+    snprintf(decl, sizeof(decl), "<!ENTITY %c \"&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;\">", e,
+             e - 1, e - 1, e - 1, e - 1, e - 1, e - 1, e - 1, e - 1, e - 1, e - 1);
+    strcat(dtd, decl);
+  }
+  char* laughs = with_doctype(good, dtd, "<Ground name=\"&j;\"/><name>&j;</name>");
+  char path[512];
+  mbs_error err;
+
+  // the model reader, from a file and from memory
+  path_in_tmp(path, sizeof(path), "laughs.osim");
+  write_file(path, laughs, strlen(laughs));
+  double t0 = seconds_now();
+  mbs_osim_model* m = mbs_osim_read(path, &err);
+  expect_entities_refused("billion laughs (file)", m == NULL, &err, "laughs.osim", 2, t0);
+  EXPECT_TRUE(strstr(err.message, "in a model file") != NULL);
+  mbs_osim_free(m);
+  t0 = seconds_now();
+  m = mbs_osim_parse(laughs, strlen(laughs), "laughs_mem.osim", NULL, &err);
+  expect_entities_refused("billion laughs (memory)", m == NULL, &err, "laughs_mem.osim", 2, t0);
+  mbs_osim_free(m);
+
+  // the other readers of models: scaling, the posture platform, inverse dynamics
+  t0 = seconds_now();
+  mbs_scale_model* sm = mbs_scale_model_read(path, &err);
+  expect_entities_refused("billion laughs (scale)", sm == NULL, &err, path, 2, t0);
+  mbs_scale_model_free(sm);
+  t0 = seconds_now();
+  char* adapted = mbs_posture_adapt_osim(laughs, strlen(laughs), "laughs_pa.osim", NULL, &err);
+  expect_entities_refused("billion laughs (posture)", adapted == NULL, &err, "laughs_pa.osim",
+                          2, t0);
+  free(adapted);
+  {
+    mbs_id_options o;
+    mbs_id_options_default(&o);
+    o.model_file = path;
+    o.coordinates_file = "/nonexistent/coordinates.mot";
+    mbs_id* id = NULL;
+    t0 = seconds_now();
+    const int rc = mbs_id_create(&o, &id, &err);
+    expect_entities_refused("billion laughs (ID)", rc != MBS_OK && id == NULL, &err, path, 2,
+                            t0);
+    mbs_id_free(id);
+  }
+
+  // a setup file, and an external loads file given with a good model
+  char setup[512];
+  path_in_tmp(setup, sizeof(setup), "laughs_setup.xml");
+  {
+    char* text = mbs_format_string(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE OpenSimDocument [%s]>\n"
+        "<OpenSimDocument Version=\"40000\"><InverseDynamicsTool name=\"id\">\n"
+        "<results_directory>&j;</results_directory></InverseDynamicsTool></OpenSimDocument>\n",
+        dtd);
+    write_file(setup, text, strlen(text));
+    free(text);
+  }
+  t0 = seconds_now();
+  char* dir = mbs_setup_element_text(setup, "results_directory", &err);
+  expect_entities_refused("billion laughs (setup)", dir == NULL, &err, setup, 2, t0);
+  EXPECT_TRUE(strstr(err.message, "in a setup file") != NULL);
+  free(dir);
+  char model[512], loads[512];
+  path_in_tmp(model, sizeof(model), "good_for_loads.osim");
+  write_file(model, good, strlen(good));
+  path_in_tmp(loads, sizeof(loads), "laughs_grf.xml");
+  {
+    char* text = mbs_format_string(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE OpenSimDocument [%s]>\n"
+        "<OpenSimDocument Version=\"40000\"><ExternalLoads name=\"x\">\n"
+        "<datafile>&j;</datafile></ExternalLoads></OpenSimDocument>\n", dtd);
+    write_file(loads, text, strlen(text));
+    free(text);
+  }
+  mbs_osim_options opt = {.external_loads = loads};
+  t0 = seconds_now();
+  m = mbs_osim_read_options(model, &opt, &err);
+  expect_entities_refused("billion laughs (loads)", m == NULL, &err, "laughs_grf.xml", 2, t0);
+  EXPECT_TRUE(strstr(err.message, "in an external loads file") != NULL);
+  mbs_osim_free(m);
+
+  // one harmless entity, a parameter entity, an external entity (never fetched): refused too
+  static const char* const one[][2] = {
+      {"one_entity.osim", "<!ENTITY x \"1\">"},
+      {"param_entity.osim", "<!ENTITY % p \"<!ENTITY x 'y'>\">"},
+      {"external_entity.osim", "<!ENTITY x SYSTEM \"file:///etc/passwd\">"},
+      {"unparsed_entity.osim", "<!NOTATION gif SYSTEM \"gif\"><!ENTITY x SYSTEM \"a.gif\" NDATA gif>"},
+  };
+  for (size_t k = 0; k < sizeof(one) / sizeof(one[0]); k++) {
+    char* t = with_doctype(good, one[k][1], "<Ground name=\"ground\"/>");
+    path_in_tmp(path, sizeof(path), one[k][0]);
+    write_file(path, t, strlen(t));
+    t0 = seconds_now();
+    m = mbs_osim_read(path, &err);
+    expect_entities_refused(one[k][0], m == NULL, &err, one[k][0], 2, t0);
+    EXPECT_TRUE(strstr(err.message, "root:") == NULL);  // nothing of /etc/passwd
+    mbs_osim_free(m);
+    free(t);
+  }
+  // a reference to an entity not declared (nothing to expand): malformed, not read
+  {
+    char* t = replace(good, "<Ground name=\"ground\"/>", "<Ground name=\"&x;\"/>");
+    path_in_tmp(path, sizeof(path), "undeclared.osim");
+    write_file(path, t, strlen(t));
+    m = mbs_osim_read(path, &err);
+    EXPECT_TRUE(m == NULL && strstr(err.message, "undeclared.osim") != NULL);
+    mbs_osim_free(m);
+    free(t);
+  }
+
+  // a document type without entities, and the model itself: read
+  char* plain = with_doctype(good, "", "<Ground name=\"ground\"/>");
+  path_in_tmp(path, sizeof(path), "doctype.osim");
+  write_file(path, plain, strlen(plain));
+  m = mbs_osim_read(path, &err);
+  EXPECT_TRUE(m != NULL);
+  if (!m) fprintf(stderr, "  doctype.osim: %s\n", err.message);
+  mbs_osim_free(m);
+  m = mbs_osim_read(model, &err);
+  EXPECT_TRUE(m != NULL && mbs_osim_system(m) != NULL);
+  if (!m) fprintf(stderr, "  good_for_loads.osim: %s\n", err.message);
+  mbs_osim_free(m);
+  free(plain);
+  free(laughs);
+  free(good);
+}
+
 //---------------------------------- published models -------------------------------------------
 
 // count "<tag" occurrences in a file's text (an independent count of the file's elements),
@@ -818,6 +991,7 @@ int main(int argc, char** argv) {
     test_written_model();
     test_contact_mesh_model();
     test_broken_files();
+    test_entities();
   }
   char cmd[512];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

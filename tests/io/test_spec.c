@@ -6,11 +6,16 @@
 //  - broken specs, each made here from the complete one by replacing some of its lines (or
 //    written whole): each fails with the expected status and a message naming the file, the
 //    line and the key path ("study.yaml:7: simulation.acuracy: unknown key (...)");
-//  - mbs_spec_read on a file written here and on a missing file; mbs_spec_free(NULL).
+//  - mbs_spec_read on a file written here and on a missing file; mbs_spec_free(NULL);
+//  - limits: an alias bomb (nine levels of nine aliases) refused in well under 2 s at the line
+//    of the alias that crosses 1000000 nodes, an alias inside its own anchor, a document of
+//    more than 1000000 nodes, a file over 16 MiB; an anchor used a few times still reads;
+//    binary garbage is "not a text file", not an "empty spec".
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -596,6 +601,179 @@ static void test_files(void) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// limits: aliases, size, text
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void write_text(const char* path, const char* text, size_t n) {
+  FILE* f = fopen(path, "wb");
+  if (!f) exit(2);
+  fwrite(text, 1, n, f);
+  fclose(f);
+}
+
+// the message starts with `head` and holds `what` (printed when not)
+static int message_is(const mbs_error* err, const char* head, const char* what) {
+  const int ok = strncmp(err->message, head, strlen(head)) == 0 && strstr(err->message, what);
+  if (!ok) fprintf(stderr, "  want '%s...%s', got: %s\n", head, what, err->message);
+  return ok;
+}
+
+static void test_limits(void) {
+  char dir[] = "/tmp/mbs_test_spec_limits_XXXXXX";
+  if (!mkdtemp(dir)) exit(2);
+  char path[256], head[320];
+  mbs_study_spec* s = NULL;
+  mbs_error err;
+
+  // the alias bomb: 386 bytes, 9^9 (387 million) scalars once expanded; the counts of a..f
+  // (10, 91, 820, 7381, 66430, 597871 nodes) stay below the limit, the second *f of line 7
+  // crosses it
+  char bomb[1024] = "a: &a [x,x,x,x,x,x,x,x,x]\n";
+  for (char k = 'b'; k <= 'i'; k++) {
+    char line[96];
+    snprintf(line, sizeof(line), "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", k, k, k - 1,
+             k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1);
+    strcat(bomb, line);
+  }
+  EXPECT_TRUE(strlen(bomb) < 400);
+  double t0 = seconds_now();
+  EXPECT_EQ_INT(mbs_spec_parse(bomb, "bomb.yaml", &s, &err), MBS_ERR_PARSE);
+  double dt = seconds_now() - t0;
+  printf("alias bomb (text): %.4f s: %s\n", dt, err.message);
+  EXPECT_TRUE(s == NULL && dt < 2.0);
+  EXPECT_TRUE(message_is(&err, "bomb.yaml:7: ", "aliases expand beyond 1000000 nodes"));
+  snprintf(path, sizeof(path), "%s/bomb.yaml", dir);
+  write_text(path, bomb, strlen(bomb));
+  t0 = seconds_now();
+  EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_PARSE);
+  dt = seconds_now() - t0;
+  printf("alias bomb (file): %.4f s: %s\n", dt, err.message);
+  EXPECT_TRUE(s == NULL && dt < 2.0);
+  snprintf(head, sizeof(head), "%s:7: ", path);
+  EXPECT_TRUE(message_is(&err, head, "aliases"));
+  remove(path);
+
+  // the same through merge keys, and an alias inside the node it refers to
+  const char* merged =
+      "a: &a {p: 1, q: 2, r: 3, s: 4, t: 5, u: 6, v: 7, w: 8}\n"
+      "b: &b {<<: *a, x: [*a, *a, *a, *a, *a, *a, *a, *a, *a]}\n"
+      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+      "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+      "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+      "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+  EXPECT_EQ_INT(mbs_spec_parse(merged, "merged.yaml", &s, &err), MBS_ERR_PARSE);
+  EXPECT_TRUE(message_is(&err, "merged.yaml:6: ", "aliases expand beyond 1000000 nodes"));
+  EXPECT_EQ_INT(mbs_spec_parse("model: m\na: &a [x, [y, *a]]\n", "cycle.yaml", &s, &err),
+                MBS_ERR_PARSE);
+  EXPECT_TRUE(message_is(&err, "cycle.yaml:2: ", "alias"));
+
+  // an anchor used three times (and a mapping merged twice): read as before
+  const char* reused =
+      "model: m\n"
+      "simulation: {duration: 1}\n"
+      "parameters:\n"
+      "  - {path: /a/x, distribution: &u {type: uniform, low: 0.5, high: 2}}\n"
+      "  - {path: /a/y, distribution: *u}\n"
+      "  - {path: /a/z, scale: *u}\n"
+      "  - &n {path: /b/x, distribution: {type: normal, mean: 1, std: 0.1}}\n"
+      "  - {<<: *n, path: /b/y}\n"
+      "  - {<<: *n, path: /b/z}\n"
+      "sampling: {count: 3}\n"
+      "output: r.h5\n";
+  s = NULL;
+  EXPECT_OK(mbs_spec_parse(reused, "reused.yaml", &s, &err));
+  if (!s) fprintf(stderr, "  %s\n", err.message);
+  EXPECT_TRUE(s && s->nparams == 6);
+  if (s && s->nparams == 6) {
+    for (int i = 0; i < 3; i++) {
+      EXPECT_EQ_INT(s->params[i].dist.type, MBS_DIST_UNIFORM);
+      EXPECT_TRUE(s->params[i].dist.a == 0.5 && s->params[i].dist.b == 2);
+      EXPECT_EQ_INT(s->params[i].is_scale, i == 2);
+      EXPECT_EQ_INT(s->params[3 + i].dist.type, MBS_DIST_NORMAL);
+    }
+    EXPECT_TRUE(same_str(s->params[4].path, "/b/y") && same_str(s->params[5].path, "/b/z"));
+  }
+  mbs_spec_free(s);
+
+  // more than 1000000 nodes without aliases (a list of 1000001 zeros): refused, saying so
+  if (!getenv("MBS_TEST_QUICK")) {
+    const size_t n = 1000001;
+    char* big = malloc(16 + 2 * n);
+    if (!big) exit(2);
+    size_t k = 0;
+    k += (size_t)sprintf(big, "x: [");
+    for (size_t i = 0; i < n; i++) {
+      big[k++] = '0';
+      big[k++] = i + 1 < n ? ',' : ']';
+    }
+    big[k] = '\0';
+    EXPECT_EQ_INT(mbs_spec_parse(big, "big.yaml", &s, &err), MBS_ERR_PARSE);
+    EXPECT_TRUE(message_is(&err, "big.yaml:1: ", "more than 1000000 nodes"));
+    free(big);
+  }
+
+  // a file over 16 MiB: refused before it is read, naming its size; the same text too
+  {
+    const size_t n = ((size_t)16 << 20) + 1;
+    char* huge = malloc(n + 1);
+    if (!huge) exit(2);
+    memset(huge, '#', n);
+    huge[n] = '\0';
+    snprintf(path, sizeof(path), "%s/huge.yaml", dir);
+    write_text(path, huge, n);
+    EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_PARSE);
+    snprintf(head, sizeof(head), "%s: 16777217 bytes, more than", path);
+    EXPECT_TRUE(message_is(&err, head, "16777216 bytes (16 MiB) a study file may have"));
+    EXPECT_EQ_INT(mbs_spec_parse(huge, "huge.yaml", &s, &err), MBS_ERR_PARSE);
+    EXPECT_TRUE(message_is(&err, "huge.yaml: 16777217 bytes", "16 MiB"));
+    remove(path);
+    free(huge);
+  }
+
+  // binary garbage without NUL bytes (bytes 1..255): not a text file, not an empty spec
+  {
+    char garbage[4097];
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < sizeof(garbage) - 1; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      garbage[i] = (char)(1 + x % 255);
+    }
+    garbage[sizeof(garbage) - 1] = '\0';
+    snprintf(path, sizeof(path), "%s/garbage.yaml", dir);
+    write_text(path, garbage, sizeof(garbage) - 1);
+    EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_PARSE);
+    printf("binary garbage: %s\n", err.message);
+    EXPECT_TRUE(s == NULL && strstr(err.message, "empty spec") == NULL);
+    EXPECT_TRUE(strncmp(err.message, path, strlen(path)) == 0);
+    EXPECT_TRUE(strstr(err.message, "not a text file") != NULL);
+    // other garbage, which libfyaml reads as no document at all (no error of its own)
+    unsigned lcg = 12345;
+    for (size_t i = 0; i < sizeof(garbage) - 1; i++) {
+      lcg = lcg * 1103515245u + 12345u;
+      garbage[i] = (char)(1 + (lcg >> 16) % 255);
+    }
+    write_text(path, garbage, sizeof(garbage) - 1);
+    EXPECT_EQ_INT(mbs_spec_read(path, &s, &err), MBS_ERR_PARSE);
+    printf("binary garbage: %s\n", err.message);
+    EXPECT_TRUE(s == NULL && strstr(err.message, "empty spec") == NULL);
+    EXPECT_TRUE(strncmp(err.message, path, strlen(path)) == 0);
+    EXPECT_TRUE(strstr(err.message, "not a text file") != NULL);
+    remove(path);
+    // one bad byte in a good spec: the line named
+    EXPECT_EQ_INT(mbs_spec_parse("model: m\noutput: r\xff.h5\n", "b.yaml", &s, &err),
+                  MBS_ERR_PARSE);
+    printf("bad byte: %s\n", err.message);
+    EXPECT_TRUE(message_is(&err, "b.yaml:2: ", "not a text file (invalid UTF-8 (byte 0xff))"));
+  }
+  rmdir(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
 // posture studies and grids
 
 static void test_posture(void) {
@@ -903,5 +1081,6 @@ int main(void) {
   test_defaults();
   test_broken();
   test_files();
+  test_limits();
   return mbs_test_finish("test_spec");
 }
