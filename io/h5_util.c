@@ -117,3 +117,41 @@ int mbs_h5_attr_utf8(const char* path, mbs_error* err, hid_t loc, const char* ke
                      const char* value) {
   return attr_string(path, err, loc, key, value, 1);
 }
+
+int mbs_h5_write_text(const char* path, mbs_error* err, hid_t loc, const char* name,
+                      const char* text) {
+  int rc = 0;
+  hid_t t = -1, sp = -1, d = -1, dcpl = -1;
+  H5TRY(t = mbs_h5_vlen_str_type(), "make a string type for '%s'", name);
+  H5TRY(sp = H5Screate(H5S_SCALAR), "make a dataspace for '%s'", name);
+  H5TRY(dcpl = H5Pcreate(H5P_DATASET_CREATE), "make dataset properties for '%s'", name);
+  H5TRY(H5Pset_obj_track_times(dcpl, 0), "set dataset properties for '%s'", name);
+  H5TRY(d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), "create '%s'", name);
+  H5TRY(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text), "write '%s'", name);
+done:
+  mbs_h5_close(&d, H5Dclose);
+  mbs_h5_close(&dcpl, H5Pclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&t, H5Tclose);
+  return rc;
+}
+
+char* mbs_h5_read_text(hid_t loc, const char* name) {
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) return NULL;
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return NULL;
+  char* out = NULL;
+  hid_t ft = H5Dget_type(d), t = mbs_h5_vlen_str_type(), sp = H5Dget_space(d);
+  char* v = NULL;
+  if (ft >= 0 && t >= 0 && sp >= 0 && H5Tis_variable_str(ft) > 0 &&
+      H5Sget_simple_extent_type(sp) == H5S_SCALAR &&
+      H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0 && v) {
+    out = strdup(v);
+    H5Dvlen_reclaim(t, sp, H5P_DEFAULT, &v);
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (ft >= 0) H5Tclose(ft);
+  H5Dclose(d);
+  return out;
+}

@@ -62,4 +62,11 @@ int mbs_h5_attr_string(const char* path, mbs_error* err, hid_t loc, const char* 
 int mbs_h5_attr_utf8(const char* path, mbs_error* err, hid_t loc, const char* key,
                      const char* value);
 
+// a scalar dataset `name` in `loc` holding `text` as a variable-length UTF-8 string (h5py:
+// .asstr()[()] gives it as str)
+int mbs_h5_write_text(const char* path, mbs_error* err, hid_t loc, const char* name,
+                      const char* text);
+// the text of such a dataset (malloc'ed), or NULL when it is absent or unreadable
+char* mbs_h5_read_text(hid_t loc, const char* name);
+
 #endif  // MBS_IO_H5_UTIL_H_

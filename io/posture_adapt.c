@@ -15,6 +15,7 @@
 #include "mbs/spatial.h"
 #include "mbs/status.h"
 #include "osim_upgrade.h"
+#include "xml_read.h"
 
 // the numbers of mbs/posture_adapt.h
 #define MTP_FRACTION 0.72       // the mtp joint centre's distance from the heel / foot length
@@ -617,20 +618,14 @@ char* mbs_posture_adapt_osim_info(const char* text, size_t n, const char* path,
     fail(&c, MBS_ERR_ARGUMENT, "no text, or more than 2 GB");
     return NULL;
   }
-  xmlResetLastError();
-  c.doc = xmlReadMemory(text, (int)n, c.path, NULL,
-                        XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING |
-                            XML_PARSE_NOERROR | XML_PARSE_HUGE);
+  mbs_xml_failure xf;
+  c.doc = mbs_xml_read(c.path, text, n, XML_PARSE_NOBLANKS, "a model file", &xf);
   if (!c.doc) {
-    const xmlError* e = xmlGetLastError();
-    char msg[256] = "not a well-formed XML document";
-    if (e && e->message) {
-      snprintf(msg, sizeof msg, "%s", e->message);
-      const size_t len = strlen(msg);
-      if (len && msg[len - 1] == '\n') msg[len - 1] = 0;
-    }
-    fail(&c, MBS_ERR_PARSE, "not an OpenSim 4 model: malformed XML (line %d): %s",
-         e ? e->line : 0, msg);
+    if (xf.entities)
+      MBS_FAIL(c.err, MBS_ERR_PARSE, c.path, "%s:%d: %s", c.path, xf.line, xf.msg);
+    else
+      fail(&c, MBS_ERR_PARSE, "not an OpenSim 4 model: malformed XML (line %d): %s", xf.line,
+           xf.msg);
     return NULL;
   }
   char* out = NULL;
@@ -655,8 +650,8 @@ char* mbs_posture_adapt_osim(const char* text, size_t n, const char* path,
   return mbs_posture_adapt_osim_info(text, n, path, o, NULL, err);
 }
 
-mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt_options* o,
-                                       mbs_error* err) {
+char* mbs_posture_adapt_file(const char* path, const mbs_posture_adapt_options* o,
+                             mbs_error* err) {
   mbs_error local;
   if (!err) err = &local;
   mbs_error_clear(err);
@@ -697,6 +692,12 @@ mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt
   text[n] = 0;
   char* doc = mbs_posture_adapt_osim(text, n, path, o, err);
   free(text);
+  return doc;
+}
+
+mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt_options* o,
+                                       mbs_error* err) {
+  char* doc = mbs_posture_adapt_file(path, o, err);
   if (!doc) return NULL;
   mbs_osim_model* m = mbs_osim_parse(doc, strlen(doc), path, o ? o->osim : NULL, err);
   free(doc);

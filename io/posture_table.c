@@ -516,13 +516,15 @@ static void put_index(FILE* out, const mbs_posture_table* t, size_t cell) {
 static void write_summary(const mbs_posture_table* t, FILE* out) {
   const char* slash = strrchr(t->path, '/');
   const mbs_posture_axis* ag = &t->axis[AX_MAG];
+  char dur[40] = "";  // the simulated duration as people write it (0.3, not 0.29999999999999999)
+  if (t->duration[0]) snprintf(dur, sizeof dur, "%g", atof(t->duration));
   fprintf(out, "Posture study `%s`%s%s%s: %ld of %ld samples succeeded. T = time to fall "
           "(s%s%s), stability index 1 − exp(−T²); per joint mode, knee flexion and direction "
           "the largest platform displacement up to which the model stands the whole time, the "
           "mean index over the %d displacements (%g to %g cm) and T at the smallest\n\n",
           slash ? slash + 1 : t->path, t->model[0] ? " (model " : "", t->model,
           t->model[0] ? ")" : "", t->good, t->nsamples, t->duration[0] ? ", capped at " : "",
-          t->duration, ag->n, ag->n ? 100 * ag->v[0] : NAN, ag->n ? 100 * ag->v[ag->n - 1] : NAN);
+          dur, ag->n, ag->n ? 100 * ag->v[0] : NAN, ag->n ? 100 * ag->v[ag->n - 1] : NAN);
   fprintf(out, "| joints | knee | direction | stands up to | mean index | T at %g cm |\n",
           ag->n ? 100 * ag->v[0] : NAN);
   fprintf(out, "|:--|--:|:--|--:|--:|--:|\n");

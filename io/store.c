@@ -580,6 +580,21 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   if (!rc) rc = mbs_h5_attr_string(path, err, s->file, "mbstudy_format", FORMAT_VERSION);
   if (rc) goto done;
 
+  // /model/document: the model simulated, when it is in no file of the user's
+  if (L->model_document) {
+    hid_t g = -1;
+    rc = make_group(path, err, s->file, s->gcpl, "model", &g);
+    if (!rc) rc = mbs_h5_write_text(path, err, g, "document", L->model_document);
+    if (!rc) {
+      hid_t d = H5Dopen2(g, "document", H5P_DEFAULT);
+      rc = d < 0 ? MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot open /model/document", path)
+                 : mbs_h5_attr_string(path, err, d, "format", "OpenSim 4 .osim");
+      if (d >= 0) H5Dclose(d);
+    }
+    mbs_h5_close(&g, H5Gclose);
+    if (rc) goto done;
+  }
+
   // /samples: 0..n-1, the scale of every per-sample axis
   {
     hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];

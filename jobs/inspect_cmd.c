@@ -10,7 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../io/h5_util.h"
+#include "../studies/builtin_models.h"
 #include "../studies/journal.h"
+#include "../studies/posture.h"
+#include "export_model.h"
 #include "mbs/files.h"
 #include "mbs/osim.h"
 #include "model_cmd.h"
@@ -443,6 +447,120 @@ static int export_pipeline(const char* file, const char* which, const char* out)
   return rc;
 }
 
+// a file's whole text (NULL when it cannot be read)
+static char* read_text_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  char* text = NULL;
+  size_t n = 0;
+  FILE* m = open_memstream(&text, &n);
+  char buf[65536];
+  size_t got;
+  int ok = m != NULL;
+  while (ok && (got = fread(buf, 1, sizeof buf, f)) > 0) ok = fwrite(buf, 1, got, m) == got;
+  ok = ok && !ferror(f);
+  fclose(f);
+  if (m) fclose(m);
+  if (!ok) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+// --format osim: the sample's model (the document the study simulated: /model/document, or the
+// study's model file or built-in model) with its first frame as the coordinates' defaults and,
+// for a posture study, the sample's platform displacement; *model parsed from it (for the state
+// paths of the motion), the motion's path DIR/sample_I.sto in sto_path. NULL after a message.
+static char* sample_model(hid_t f, const char* file, long sample, const qlist* q,
+                          double* const* vals, char** const* comps, const long* ncomp,
+                          const char* dir, mbs_osim_model** model, char* sto_path, size_t cap) {
+  char mname[2048], study[64];
+  attr_string(f, "model", mname, sizeof(mname));
+  attr_string(f, "study", study, sizeof(study));
+  char* doc = mbs_h5_read_text(f, "/model/document");
+  const char* source = "/model/document";
+  if (!doc && mbs_builtin_model(mname)) {
+    doc = strdup(mbs_builtin_model(mname));
+    source = mname;
+  } else if (!doc && mname[0]) {
+    doc = read_text_file(mname);
+    source = mname;
+  }
+  if (!doc) {
+    fprintf(stderr, "mbstudy export: %s holds no model document and the study's model ('%s') "
+                    "cannot be read\n", file, mname);
+    return NULL;
+  }
+  // the first frame of q and u by coordinate name
+  int iq = -1, iu = -1;
+  for (int i = 0; i < q->n; i++) {
+    if (!strcmp(q->names[i], "q")) iq = i;
+    if (!strcmp(q->names[i], "u")) iu = i;
+  }
+  if (iq < 0)
+    fprintf(stderr, "mbstudy export: warning: %s stores no trajectory q: the model keeps its "
+                    "default pose and the motion holds no coordinates\n", file);
+  const int nc = iq >= 0 ? (int)ncomp[iq] : 0;
+  double* speed = iu >= 0 && nc ? malloc((size_t)nc * sizeof(double)) : NULL;
+  for (int k = 0; speed && k < nc; k++) {
+    speed[k] = NAN;
+    for (long j = 0; j < ncomp[iu]; j++)
+      if (comps[iu] && comps[iq] && !strcmp(comps[iu][j], comps[iq][k])) speed[k] = vals[iu][j];
+  }
+  mbs_export_model_values v = {nc, iq >= 0 ? (const char* const*)comps[iq] : NULL,
+                               iq >= 0 ? vals[iq] : NULL, speed, NULL};
+  // a posture study: the platform displaced by the sample's magnitude along its direction
+  double disp[3];
+  if (!strcmp(study, "posture")) {
+    long np = 0;
+    char** pn = read_strings(f, "/parameter_names", &np);
+    int rank;
+    hsize_t dims[3] = {0, 0, 0};
+    double* par = read_all(f, "/parameters", H5T_NATIVE_DOUBLE, &rank, dims);
+    double mag = NAN, dir = NAN;
+    for (long k = 0; pn && par && rank == 2 && k < np && (hsize_t)k < dims[1]; k++) {
+      if (!strcmp(pn[k], "posture/magnitude")) mag = par[sample * (long)dims[1] + k];
+      if (!strcmp(pn[k], "posture/direction")) dir = par[sample * (long)dims[1] + k];
+    }
+    free_strings(pn);
+    free(par);
+    if (isnan(mag) || isnan(dir)) {
+      fprintf(stderr, "mbstudy export: %s: a posture study without the parameters "
+                      "posture/magnitude and posture/direction\n", file);
+      free(doc);
+      free(speed);
+      return NULL;
+    }
+    mbs_posture_displacement(mag, dir, disp);
+    v.platform = disp;
+  }
+  mbs_error err;
+  mbs_error_clear(&err);
+  char* edited = mbs_export_model_document(doc, source, &v, &err);
+  free(doc);
+  free(speed);
+  if (!edited) {
+    fprintf(stderr, "mbstudy export: %s\n", err.message);
+    return NULL;
+  }
+  *model = mbs_osim_parse(edited, strlen(edited), source, NULL, &err);
+  if (!*model) {
+    fprintf(stderr, "mbstudy export: the sample's model cannot be read back: %s\n", err.message);
+    free(edited);
+    return NULL;
+  }
+  if (mbs_make_dirs(dir)) {
+    fprintf(stderr, "mbstudy export: %s: cannot create the folder\n", dir);
+    mbs_osim_free(*model);
+    *model = NULL;
+    free(edited);
+    return NULL;
+  }
+  snprintf(sto_path, cap, "%s/sample_%ld.sto", dir, sample);
+  return edited;
+}
+
 int mbs_cmd_export(int argc, char** argv) {
   const char *file = NULL, *format = "csv", *out = NULL, *pipeline = NULL;
   long sample = -1;
@@ -476,10 +594,14 @@ int mbs_cmd_export(int argc, char** argv) {
     }
     return export_pipeline(file, pipeline, out);
   }
-  if (!file || sample < 0 || (strcmp(format, "csv") && strcmp(format, "sto")) ||
-      (!strcmp(format, "sto") && !out)) {
+  const int osim = !strcmp(format, "osim");
+  if (!file || sample < 0 || (strcmp(format, "csv") && strcmp(format, "sto") && !osim) ||
+      (strcmp(format, "csv") && !out)) {
     fprintf(stderr, "usage: mbstudy export FILE.h5 --sample I [--format csv|sto] [--out FILE]\n"
                     "       (csv goes to standard output without --out; sto needs --out)\n"
+                    "       mbstudy export FILE.h5 --sample I --format osim --out DIR\n"
+                    "       (the sample's model as OpenSim opens it, DIR/sample_I.osim, and its\n"
+                    "       motion, DIR/sample_I.sto)\n"
                     "       mbstudy export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR\n");
     return 2;
   }
@@ -542,7 +664,22 @@ int mbs_cmd_export(int argc, char** argv) {
   // (/jointset/<joint>/<coordinate>/value and /speed), so that OpenSim reads the file as states;
   // the joints from the study's model
   mbs_osim_model* model = NULL;
-  if (!strcmp(format, "sto")) {
+  char* document = NULL;  // --format osim: the sample's model
+  char sto_path[4200] = "";
+  if (osim) {
+    document = sample_model(f, file, sample, &q, vals, comps, ncomp, out, &model, sto_path,
+                            sizeof sto_path);
+    if (!document) {
+      for (int i = 0; i < q.n; i++) {
+        free(vals[i]);
+        free_strings(comps[i]);
+      }
+      free(t);
+      H5Fclose(f);
+      return 1;
+    }
+    out = sto_path;
+  } else if (!strcmp(format, "sto")) {
     char mname[2048];
     attr_string(f, "model", mname, sizeof(mname));
     if (mname[0]) model = mbs_cli_load_model(mname, "export", 1);
@@ -573,7 +710,7 @@ int mbs_cmd_export(int argc, char** argv) {
   mbs_osim_free(model);
   double* row = malloc((size_t)ncol * 8);
   int rc = 0;
-  if (!strcmp(format, "sto")) {
+  if (osim || !strcmp(format, "sto")) {
     mbs_error err;
     char name[64];
     snprintf(name, sizeof(name), "sample_%ld", sample);
@@ -616,5 +753,19 @@ int mbs_cmd_export(int argc, char** argv) {
   free(t);
   H5Fclose(f);
   if (!rc && out) printf("wrote %s: sample %ld, %ld frames, %d columns\n", out, sample, F, ncol);
+  if (!rc && document) {
+    char mpath[4200];
+    snprintf(mpath, sizeof mpath, "%.*s.osim", (int)(strlen(sto_path) - 4), sto_path);
+    FILE* o = fopen(mpath, "w");
+    if (!o || fputs(document, o) < 0 || fclose(o)) {
+      fprintf(stderr, "mbstudy export: %s: cannot write\n", mpath);
+      if (o) fclose(o);
+      rc = 1;
+    } else {
+      printf("wrote %s: the sample's model; in OpenSim, open it and load %s as its motion\n",
+             mpath, sto_path);
+    }
+  }
+  free(document);
   return rc;
 }

@@ -319,7 +319,7 @@ int mbs_posture_plot_png(const mbs_posture_table* t, const char* png, mbs_error*
   mbs_plot_font(cr, 15, 0);
   if (t->duration[0])
     snprintf(buf, sizeof buf, "stability index = 1 − exp(−T²), T = time to fall in s (capped "
-             "at the simulated duration %s s)", t->duration);
+             "at the simulated duration %g s)", atof(t->duration));
   else
     snprintf(buf, sizeof buf, "stability index = 1 − exp(−T²), T = time to fall in s (capped "
              "at the simulated duration)");

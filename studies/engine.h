@@ -117,6 +117,9 @@ typedef struct mbs_plan {
   const mbs_study_spec* spec;
   const char* study_type;          // the driver's name
   mbs_osim_model* om;              // the model (NULL for a test function)
+  char* model_document;            // its OpenSim document when no file of the user's holds it
+                                   // (a posture study's model on the platform), or NULL: stored
+                                   // in the result file as /model/document
   const mbs_system* sys;
   const struct mbs_test_function* fn;  // a test function instead of a model, or NULL
   uint64_t fingerprint;            // of the spec and the model: journals of another study are

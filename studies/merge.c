@@ -133,7 +133,8 @@ static int open_store(mbs_merger* M) {
   }
   static const double pct[5] = {5, 25, 50, 75, 95};
   const mbs_store_layout layout = {P->nsamples, P->np, pn, pu, P->nframes, P->times, nq, sq,
-                                   P->nscal, sn, su, 5, pct, na, all, 0, P->time_units};
+                                   P->nscal, sn, su, 5, pct, na, all, 0, P->time_units,
+                                   P->model_document};
   if (rc == MBS_OK) {
     M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
     if (!M->store) rc = M->err.code;

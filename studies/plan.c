@@ -1036,6 +1036,7 @@ void mbs_plan_free(mbs_plan* P) {
   }
   free(P->quant);
   free(P->times);
+  free(P->model_document);
   free(P->scal);
   free(P->ev);
   for (int i = 0; i < P->nresults; i++) free(P->result_names[i]);

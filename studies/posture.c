@@ -43,6 +43,13 @@ static void set_q(const mbs_osim_model* m, mbs_state* st, int k, double v) {
   mbs_state_upd_q(st)[mbs_osim_coordinate_info(m, k)->qindex] = v;
 }
 
+void mbs_posture_displacement(double magnitude, double direction_deg, double d[3]) {
+  const double dir = direction_deg * (3.14159265358979323846 / 180);
+  d[0] = magnitude * cos(dir);
+  d[1] = 0;
+  d[2] = magnitude * sin(dir);
+}
+
 unsigned char* mbs_posture_subject_skip(const mbs_system* sys) {
   unsigned char* skip = calloc((size_t)mbs_system_nbody(sys), 1);
   const int platform = mbs_body_find(sys, "platform");

@@ -159,6 +159,11 @@ int mbs_posture_add_feedback(mbs_osim_model* m, struct mbs_system* sys, void* us
 extern const char* const mbs_posture_joint_names[];
 
 
+// The platform's displacement d (x anterior, y up, z to the subject's right; m) of a posture
+// study's magnitude (m) and direction (deg: 0 anterior, 90 right, 180 posterior): the scales of
+// its functions platform_tx, _ty, _tz
+void mbs_posture_displacement(double magnitude, double direction_deg, double d[3]);
+
 // The subject's bodies for mbs_calc_center_of_mass_subset: nbody flags with the platform (the
 // apparatus) set; NULL when out of memory. Free with free().
 unsigned char* mbs_posture_subject_skip(const mbs_system* sys);

@@ -98,6 +98,9 @@ char* mbs_posture_adapt_osim_info(const char* text, size_t n, const char* path,
                                   const mbs_posture_adapt_options* o,
                                   mbs_posture_adapt_info* info, mbs_error* err);
 
+// read the file and adapt it: the new document (malloc'ed) or NULL with err
+char* mbs_posture_adapt_file(const char* path, const mbs_posture_adapt_options* o,
+                             mbs_error* err);
 // read the file, adapt it and parse the result with mbs_osim_parse (path in messages; relative
 // paths in the model, such as mesh files, resolve against the file's folder)
 mbs_osim_model* mbs_posture_adapt_read(const char* path, const mbs_posture_adapt_options* o,

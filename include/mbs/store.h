@@ -53,6 +53,10 @@ typedef struct mbs_store_layout {
   const mbs_store_attribute* attributes;
   int samples_per_chunk;             // 0: chosen so a chunk holds about 256 KiB
   const char* time_units;            // units of the time axis; NULL: "s"
+  // the OpenSim document the study simulated when no file the user gave holds it (a posture
+  // study's model on its platform), written as /model/document (variable-length UTF-8 string,
+  // attribute `format` = "OpenSim 4 .osim"); NULL: none
+  const char* model_document;
 } mbs_store_layout;
 
 // Create `path` (refusing to replace an existing file unless `force`). NULL on failure.

@@ -117,6 +117,14 @@ class Study:
             return {}
         return {k: _text(v) for k, v in self.file.attrs.items()}
 
+    @property
+    def model_document(self):
+        """the OpenSim document the study simulated when the file keeps it (a posture study's
+        model on the platform, /model/document) as str, else None"""
+        if self.file is None or "model/document" not in self.file:
+            return None
+        return self.file["model/document"].asstr()[()]
+
     # -- samples
     @property
     def parameters(self):

@@ -104,7 +104,10 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
     ao.sole = po->sole;
     ao.remove_muscles = po->remove_muscles;
     ao.osim = &adapt_o;
-    P->om = mbs_posture_adapt_read(sp->model_path, &ao, &e);
+    P->model_document = mbs_posture_adapt_file(sp->model_path, &ao, &e);
+    if (P->model_document)
+      P->om = mbs_osim_parse(P->model_document, strlen(P->model_document), sp->model_path,
+                             &adapt_o, &e);
     int ok;
     h = mbs_file_hash(sp->model_path, &ok);
   } else if (!strcmp(sp->model, "human")) {
@@ -115,7 +118,7 @@ static int posture_load_model(mbs_driver* d, mbs_plan* P, mbs_error* err) {
                            "these contact parameters", po->height, po->mass);
     P->om = mbs_osim_parse(text, strlen(text), "human", &o, &e);
     h = mbs_fnv1a(h, text, strlen(text));
-    free(text);
+    P->model_document = text;
   } else {
     return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, po->line,
                          "posture: model '%s' is neither 'human' (mbstudy's own) nor an .osim "
@@ -219,13 +222,13 @@ static int posture_prepare(const mbs_driver* d, mbs_sample* r) {
   mbs_state* st = r->st;
   const double deg = 3.14159265358979323846 / 180;
   const double mode = r->params[PA_MODE], knee = r->params[PA_KNEE];
-  const double dir = r->params[PA_DIRECTION] * deg, mag = r->params[PA_MAGNITUDE];
   int rc = mbs_realize_instance(sys, st);
   // anterior is +x, right is +z (OpenSim's convention)
   static const char* const scale[3] = {"/functions/platform_tx/prescribed/scale",
                                        "/functions/platform_ty/prescribed/scale",
                                        "/functions/platform_tz/prescribed/scale"};
-  const double disp[3] = {mag * cos(dir), 0, mag * sin(dir)};
+  double disp[3];
+  mbs_posture_displacement(r->params[PA_MAGNITUDE], r->params[PA_DIRECTION], disp);
   for (int k = 0; k < 3 && rc == MBS_OK; k++)
     rc = mbs_state_set_param(sys, st, scale[k], 0, disp[k]);
   if (rc) return rc;

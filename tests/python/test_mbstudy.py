@@ -151,6 +151,72 @@ class TestStudy(unittest.TestCase):
                 self.assertEqual(unit, "rad/s" if motion[c] == "rotational" else "m/s", c)
             self.assertEqual(q.sample(0).attrs["units"]["pelvis_ty"], "m")
 
+    def test_export_posture_sample_model(self):
+        # a posture sample's model (platform and contact added) as an .osim with its motion:
+        # the platform displaced as the sample's magnitude and direction say (0 deg anterior, +x;
+        # 90 deg the subject's right, +z), the coordinates' defaults at the sample's first frame,
+        # and the motion's columns the model's state paths
+        import math
+        import xml.etree.ElementTree as ET
+        spec = {"model": "human",
+                "simulation": {"duration": 0.05, "accuracy": 1e-4, "output_interval": 0.01},
+                "posture": {"knee_flexion": [1, 30], "direction": ["anterior", "right"],
+                            "magnitude": [0.04], "mode": ["locked"]},
+                "outputs": {"trajectories": ["q", "u"]},
+                "output": "posture_export.h5"}
+        path = mbstudy.write_study(spec, os.path.join(self.dir, "posture_export.yaml"))
+        r = run("run", path, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        h5 = os.path.join(self.dir, "posture_export.h5")
+        out = os.path.join(self.dir, "posture_export_sample")
+        for i in range(4):
+            r = run("export", h5, "--sample", str(i), "--format", "osim", "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with mbstudy.open(h5) as s:
+                p = s.samples.loc[i]
+                q, u = s.trajectory("q"), s.trajectory("u")
+                self.assertIn('<CustomJoint name="platform_joint">', s.model_document)
+            mag, d = p["posture/magnitude"], math.radians(p["posture/direction"])
+            want = {"platform_x": mag * math.cos(d), "platform_y": 0.0,
+                    "platform_z": mag * math.sin(d)}
+            # OpenSim's element names such as HuntCrossleyForce::ContactParametersSet are not
+            # namespace-well-formed for ElementTree: read them with "::" as "__"
+            with open(os.path.join(out, f"sample_{i}.osim"), encoding="utf-8") as fh:
+                root = ET.fromstring(fh.read().replace("::", "__"))
+            got = {m.get("name"): float(m.find("scale").text)
+                   for m in root.iter("MultiplierFunction") if m.get("name") in want}
+            self.assertEqual(sorted(got), sorted(want))
+            for k in want:
+                self.assertAlmostEqual(got[k], want[k], places=12, msg=k)
+            coords = {c.get("name"): c for c in root.iter("Coordinate")}
+            self.assertEqual(sorted(coords), sorted(q.components))
+            for k, c in enumerate(q.components):
+                self.assertEqual(float(coords[c].find("default_value").text),
+                                 q.values[i, 0, k], c)
+                self.assertEqual(float(coords[c].find("default_speed_value").text),
+                                 u.values[i, 0, u.components.index(c)], c)
+            # the knee at the sample's flexion (the posture's own angle, negative in OpenSim)
+            self.assertAlmostEqual(float(coords["knee_angle_r"].find("default_value").text),
+                                   -math.radians(p["posture/knee_flexion"]), places=6)
+            paths = {f"/jointset/{j.get('name')}/{c.get('name')}/value"
+                     for j in root.iter() if j.tag.endswith("Joint") and j.get("name")
+                     for c in j.iter("Coordinate")}
+            motion = mbstudy.read_sto(os.path.join(out, f"sample_{i}.sto"))
+            cols = [c for c in motion.columns if c.endswith("/value")]
+            self.assertEqual(sorted(cols), sorted(paths))
+            np.testing.assert_array_equal(motion["time"].to_numpy(), q.time)
+            knee = "/jointset/knee_r/knee_angle_r/value"
+            np.testing.assert_array_equal(motion[knee].to_numpy(),
+                                          q.values[i, :, q.components.index("knee_angle_r")])
+            # mbstudy reads its own export back as an OpenSim model
+            info = run("model", "info", os.path.join(out, f"sample_{i}.osim"))
+            self.assertEqual(info.returncode, 0, info.stderr)
+            self.assertIn("platform_joint", info.stdout)
+        # a study without a model document and without its model: a clear error
+        r = run("export", self.pend, "--sample", "0", "--format", "osim")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--format osim --out DIR", r.stderr)
+
     def test_sto_round_trip(self):
         rng = np.random.default_rng(1)
         df = pd.DataFrame(rng.normal(size=(7, 3)) * 1e3, columns=["time", "a_x", "b/y"])
