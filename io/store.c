@@ -1,6 +1,8 @@
 // The study result file (HDF5): one process writes it with the default (sec2) file driver; no
 // MPI call is made, so it works whether or not MPI is initialized. The layout, the chunking and
-// the memory bounds are documented in io/FORMAT.md.
+// the memory bounds are documented in io/FORMAT.md. Every chunked dataset carries HDF5's
+// Fletcher32 checksum (after shuffle + deflate when those are on): a damaged chunk makes a
+// read fail instead of returning wrong values (`mbstudy verify` reads a whole file).
 //
 // Writing: samples arrive in increasing index order. The writer keeps one block of
 // `spc` consecutive samples (the sample extent of a trajectory chunk) in memory and writes it
@@ -244,7 +246,9 @@ done:
 }
 
 // Create dataset `name` below `loc` (intermediate groups created). chunk == NULL or a zero
-// dimension: contiguous; otherwise chunked, with shuffle + deflate when `compress`.
+// dimension: contiguous; otherwise chunked, with shuffle + deflate when `compress`, and always
+// with HDF5's Fletcher32 checksum after them (each chunk's checksum is verified on every read:
+// a damaged chunk makes H5Dread fail instead of returning wrong values).
 static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
                         const char* name, hid_t type, int rank, const hsize_t* dims,
                         const hsize_t* chunk, int compress, const void* fill, hid_t* out) {
@@ -265,6 +269,7 @@ static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
       H5TRY(H5Pset_shuffle(dcpl), "set the shuffle filter of '%s'", name);
       H5TRY(H5Pset_deflate(dcpl, DEFLATE_LEVEL), "set the deflate filter of '%s'", name);
     }
+    H5TRY(H5Pset_fletcher32(dcpl), "set the checksum filter of '%s'", name);
   }
   if (fill) H5TRY(H5Pset_fill_value(dcpl, type, fill), "set the fill value of '%s'", name);
   H5TRY(*out = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),

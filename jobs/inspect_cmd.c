@@ -20,6 +20,30 @@
 #include "model_cmd.h"
 #include "mbs/sto.h"
 #include "mbs/table.h"
+#include "verify_cmd.h"
+
+// the command and the file being read (set by open_file), for the message of a dataset that
+// cannot be read; how many could not
+static const char* rd_cmd = "inspect";
+static const char* rd_file = "";
+static int rd_damaged;
+
+// dataset `path` cannot be read: say which and why (call it right after the failed HDF5 call:
+// the reason comes from HDF5's error stack, e.g. a chunk's checksum that does not match)
+static void unreadable(const char* path) {
+  char why[400];
+  mbs_h5_read_problem(why, sizeof why);
+  fprintf(stderr, "mbstudy %s: %s: %s: %s\n", rd_cmd, rd_file, path, why);
+  rd_damaged++;
+}
+
+// the exit of a command that met a dataset it cannot read: never values made up in its place
+static int damaged_exit(void) {
+  fprintf(stderr, "mbstudy %s: %s is damaged: %d dataset%s cannot be read (mbstudy verify %s "
+                  "checks the whole file)\n", rd_cmd, rd_file, rd_damaged,
+          rd_damaged == 1 ? "" : "s", rd_file);
+  return 1;
+}
 
 // a string attribute of an object (fixed-length or variable-length); "" if absent
 static void attr_string(hid_t obj, const char* name, char* out, size_t n) {
@@ -52,6 +76,10 @@ static char** read_strings(hid_t file, const char* path, long* n) {
   *n = 0;
   if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return NULL;
   hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  if (d < 0) {
+    unreadable(path);
+    return NULL;
+  }
   hid_t sp = H5Dget_space(d);
   hsize_t dim = 0;
   H5Sget_simple_extent_dims(sp, &dim, NULL);
@@ -61,7 +89,9 @@ static char** read_strings(hid_t file, const char* path, long* n) {
   char* raw = calloc((size_t)dim * len + 1, 1);
   char** v = calloc((size_t)dim + 1, sizeof(char*));
   hid_t mt = H5Tcopy(ft);
-  if (block && raw && v && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) >= 0) {
+  const herr_t got = block && raw && v ? H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) : -1;
+  if (got < 0 && block && raw && v) unreadable(path);
+  if (got >= 0) {
     for (hsize_t i = 0; i < dim; i++) {
       v[i] = block + i * (len + 1);
       memcpy(v[i], raw + i * len, len);
@@ -89,6 +119,10 @@ static void free_strings(char** v) {
 static void* read_all(hid_t file, const char* path, hid_t memtype, int* rank, hsize_t dims[3]) {
   if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return NULL;
   hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  if (d < 0) {
+    unreadable(path);
+    return NULL;
+  }
   hid_t sp = H5Dget_space(d);
   *rank = H5Sget_simple_extent_ndims(sp);
   hsize_t total = 1;
@@ -96,6 +130,7 @@ static void* read_all(hid_t file, const char* path, hid_t memtype, int* rank, hs
   for (int i = 0; i < *rank; i++) total *= dims[i];
   void* buf = malloc((size_t)(total ? total : 1) * 8);
   if (buf && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    unreadable(path);
     free(buf);
     buf = NULL;
   }
@@ -125,6 +160,9 @@ static herr_t visit_traj(hid_t g, const char* name, const H5L_info_t* info, void
 }
 
 static int open_file(const char* path, const char* cmd, hid_t* f) {
+  rd_cmd = cmd;
+  rd_file = path;
+  rd_damaged = 0;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (*f < 0) {
@@ -200,6 +238,13 @@ int mbs_cmd_inspect(int argc, char** argv) {
   unsigned char* done = read_all(f, "/status/done", H5T_NATIVE_UCHAR, &rank, dims);
   int* code = read_all(f, "/status/code", H5T_NATIVE_INT, &rank, dims);
   double* wall = read_all(f, "/status/wall_time", H5T_NATIVE_DOUBLE, &rank, dims);
+  if (rd_damaged) {  // no counts from a damaged status
+    free(done);
+    free(code);
+    free(wall);
+    H5Fclose(f);
+    return damaged_exit();
+  }
   const long S = done ? (long)dims[0] : 0;
   long ndone = 0, nfail = 0;
   double wsum = 0;
@@ -291,7 +336,7 @@ int mbs_cmd_inspect(int argc, char** argv) {
   free(code);
   free(wall);
   H5Fclose(f);
-  return 0;
+  return rd_damaged ? damaged_exit() : 0;
 }
 
 // the tables of a pipeline's /pipeline/<subject>/<trial>/files group (names without the
@@ -401,7 +446,9 @@ static int export_pipeline(const char* file, const char* which, const char* out)
     attr_string(d, "header_version", version, sizeof(version));
     H5Dclose(d);
     if (!fname[0]) snprintf(fname, sizeof(fname), "%s.sto", q.names[i]);  // files before 0.x
-    if (!data || rank != 2 || !labels || nl != (long)dims[1] || strchr(fname, '/') ||
+    if (rd_damaged) {
+      rc = 1;
+    } else if (!data || rank != 2 || !labels || nl != (long)dims[1] || strchr(fname, '/') ||
         !strcmp(fname, "..") || !strcmp(fname, ".")) {
       fprintf(stderr, "mbstudy export: %s: %s/%s is not a table with its column labels\n", file,
               group, q.names[i]);
@@ -445,6 +492,16 @@ static int export_pipeline(const char* file, const char* which, const char* out)
     rc = 1;
   }
   return rc;
+}
+
+// export's trajectories, their components and time axis freed, the file closed
+static void free_export(const qlist* q, double** vals, char*** comps, double* t, hid_t f) {
+  for (int i = 0; i < q->n; i++) {
+    free(vals[i]);
+    free_strings(comps[i]);
+  }
+  free(t);
+  H5Fclose(f);
 }
 
 // a file's whole text (NULL when it cannot be read)
@@ -525,6 +582,11 @@ static char* sample_model(hid_t f, const char* file, long sample, const qlist* q
     }
     free_strings(pn);
     free(par);
+    if (rd_damaged) {
+      free(doc);
+      free(speed);
+      return NULL;
+    }
     if (isnan(mag) || isnan(dir)) {
       fprintf(stderr, "mbstudy export: %s: a posture study without the parameters "
                       "posture/magnitude and posture/direction\n", file);
@@ -572,7 +634,7 @@ int mbs_cmd_export(int argc, char** argv) {
     if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
       char* end;
       sample = strtol(argv[++i], &end, 10);
-      if (*end || sample < 0) {
+      if (*end || end == argv[i] || sample < 0) {
         fprintf(stderr, "mbstudy export: --sample expects a sample index, got '%s'\n", argv[i]);
         return 2;
       }
@@ -610,6 +672,11 @@ int mbs_cmd_export(int argc, char** argv) {
   int rank;
   hsize_t dims[3], tdim[3] = {0, 0, 0};
   unsigned char* done = read_all(f, "/status/done", H5T_NATIVE_UCHAR, &rank, dims);
+  if (rd_damaged) {
+    free(done);
+    H5Fclose(f);
+    return damaged_exit();
+  }
   const long S = done ? (long)dims[0] : 0;
   if (sample >= S) {
     fprintf(stderr, "mbstudy export: %s has %ld samples (0..%ld); no sample %ld\n", file, S,
@@ -625,6 +692,18 @@ int mbs_cmd_export(int argc, char** argv) {
     return 1;
   }
   free(done);
+  // a failed sample: its frames up to the failure (the rest of its rows are NaN), said
+  long* code = read_all(f, "/status/code", H5T_NATIVE_LONG, &rank, dims);
+  const long failed_code = code ? code[sample] : 0;
+  free(code);
+  if (failed_code != 0) {
+    long nm = 0;
+    char** msg = read_strings(f, "/status/message", &nm);
+    fprintf(stderr, "mbstudy export: warning: sample %ld of %s failed (code %ld: %s): only its "
+                    "frames before the failure are written\n", sample, file, failed_code,
+            msg && sample < nm ? msg[sample] : "no message");
+    free_strings(msg);
+  }
   double* t = read_all(f, "/time", H5T_NATIVE_DOUBLE, &rank, tdim);
   const long F = (long)tdim[0];
   qlist q;
@@ -643,15 +722,25 @@ int mbs_cmd_export(int argc, char** argv) {
     char path[300];
     snprintf(path, sizeof(path), "/trajectories/%s", q.names[i]);
     hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-    hid_t sp = H5Dget_space(d);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    ncomp[i] = 0;
+    vals[i] = NULL;
+    comps[i] = NULL;
+    if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 3) {
+      unreadable(path);
+      if (sp >= 0) H5Sclose(sp);
+      if (d >= 0) H5Dclose(d);
+      continue;
+    }
     H5Sget_simple_extent_dims(sp, dims, NULL);
     ncomp[i] = (long)dims[2];
     vals[i] = malloc((size_t)F * (size_t)ncomp[i] * 8 + 8);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, (hsize_t)F, dims[2]};
     H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL);
     hid_t ms = H5Screate_simple(3, count, NULL);
-    if (H5Dread(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, vals[i]) < 0)
-      for (long k = 0; k < F * ncomp[i]; k++) vals[i][k] = NAN;
+    // a sample that cannot be read (a chunk's checksum does not match) is an error, never NaN
+    if (vals[i] && H5Dread(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, vals[i]) < 0)
+      unreadable(path);
     H5Sclose(ms);
     H5Sclose(sp);
     H5Dclose(d);
@@ -659,6 +748,26 @@ int mbs_cmd_export(int argc, char** argv) {
     snprintf(path, sizeof(path), "/trajectories/%s_components", q.names[i]);
     comps[i] = read_strings(f, path, &nc);
     ncol += (int)ncomp[i];
+  }
+  if (rd_damaged || !t) {
+    if (!rd_damaged) fprintf(stderr, "mbstudy export: %s has no /time\n", file);
+    free_export(&q, vals, comps, t, f);
+    return rd_damaged ? damaged_exit() : 1;
+  }
+  // a failed sample's rows end with its last frame that holds a value
+  long F_out = F;
+  if (failed_code != 0) {
+    F_out = 0;
+    for (long fr = 0; fr < F; fr++)
+      for (int i = 0; i < q.n; i++)
+        for (long k = 0; k < ncomp[i]; k++)
+          if (!isnan(vals[i][fr * ncomp[i] + k])) F_out = fr + 1;
+    if (F_out == 0) {
+      fprintf(stderr, "mbstudy export: sample %ld failed before its first frame: nothing to "
+                      "export\n", sample);
+      free_export(&q, vals, comps, t, f);
+      return 1;
+    }
   }
   // for a .sto: coordinates and speeds under OpenSim 4's state paths
   // (/jointset/<joint>/<coordinate>/value and /speed), so that OpenSim reads the file as states;
@@ -670,12 +779,7 @@ int mbs_cmd_export(int argc, char** argv) {
     document = sample_model(f, file, sample, &q, vals, comps, ncomp, out, &model, sto_path,
                             sizeof sto_path);
     if (!document) {
-      for (int i = 0; i < q.n; i++) {
-        free(vals[i]);
-        free_strings(comps[i]);
-      }
-      free(t);
-      H5Fclose(f);
+      free_export(&q, vals, comps, t, f);
       return 1;
     }
     out = sto_path;
@@ -715,7 +819,7 @@ int mbs_cmd_export(int argc, char** argv) {
     char name[64];
     snprintf(name, sizeof(name), "sample_%ld", sample);
     mbs_sto_writer* w = mbs_sto_open(out, name, ncol, (const char* const*)labels, 0, &err);
-    for (long fr = 0; w && fr < F && !rc; fr++) {
+    for (long fr = 0; w && fr < F_out && !rc; fr++) {
       row[0] = t[fr];
       int k = 1;
       for (int i = 0; i < q.n; i++)
@@ -734,7 +838,7 @@ int mbs_cmd_export(int argc, char** argv) {
     } else {
       for (int k = 0; k < ncol; k++) fprintf(o, "%s%s", k ? "," : "", labels[k]);
       fprintf(o, "\n");
-      for (long fr = 0; fr < F; fr++) {
+      for (long fr = 0; fr < F_out; fr++) {
         fprintf(o, "%.17g", t[fr]);
         for (int i = 0; i < q.n; i++)
           for (long j = 0; j < ncomp[i]; j++) fprintf(o, ",%.17g", vals[i][fr * ncomp[i] + j]);
@@ -746,13 +850,9 @@ int mbs_cmd_export(int argc, char** argv) {
   for (int k = 0; k < ncol; k++) free(labels[k]);
   free(labels);
   free(row);
-  for (int i = 0; i < q.n; i++) {
-    free(vals[i]);
-    free_strings(comps[i]);
-  }
-  free(t);
-  H5Fclose(f);
-  if (!rc && out) printf("wrote %s: sample %ld, %ld frames, %d columns\n", out, sample, F, ncol);
+  free_export(&q, vals, comps, t, f);
+  if (!rc && out)
+    printf("wrote %s: sample %ld, %ld frames, %d columns\n", out, sample, F_out, ncol);
   if (!rc && document) {
     char mpath[4200];
     snprintf(mpath, sizeof mpath, "%.*s.osim", (int)(strlen(sto_path) - 4), sto_path);

@@ -9,6 +9,7 @@
 #include "demo.h"
 #include "model_cmd.h"
 #include "inspect_cmd.h"
+#include "verify_cmd.h"
 #include "run_cmd.h"
 #include "submit_cmd.h"
 #include "run_tool.h"
@@ -76,6 +77,9 @@ static void usage(FILE* f) {
           "            one sample's trajectories as CSV (standard output) or an OpenSim .sto\n"
           "  export FILE.h5 --pipeline SUBJECT/TRIAL --out DIR\n"
           "            a pipeline study's OpenSim files of one subject and trial (.mot, .sto)\n"
+          "  verify FILE.h5\n"
+          "            read the whole result file, checking every chunk's checksum and the\n"
+          "            samples' bookkeeping; one line per problem; exit 0 whole, 1 damaged\n"
           "  version   print the version\n"
           "  help      print this text\n",
           MBS_VERSION_STRING);
@@ -201,6 +205,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "analyze")) return mbs_cmd_analyze(argc - 2, argv + 2);
   if (!strcmp(cmd, "inspect")) return mbs_cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "export")) return mbs_cmd_export(argc - 2, argv + 2);
+  if (!strcmp(cmd, "verify")) return mbs_cmd_verify(argc - 2, argv + 2);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("mbstudy %s\n", MBS_VERSION_STRING);
     return 0;

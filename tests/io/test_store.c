@@ -351,17 +351,21 @@ static void expect_chunk(hid_t file, const char* name, int rank, const hsize_t* 
   hsize_t got[4] = {0};
   EXPECT_EQ_INT(H5Pget_chunk(dcpl, 4, got), rank);
   for (int i = 0; i < rank; i++) EXPECT_EQ_INT(got[i], chunk[i]);
+  // shuffle + deflate when compressed, then always the Fletcher32 checksum
+  unsigned flags = 0, cd[4] = {0};
+  size_t ncd = 4;
   if (compressed) {
-    EXPECT_EQ_INT(H5Pget_nfilters(dcpl), 2);
-    unsigned flags = 0, cd[4] = {0};
-    size_t ncd = 4;
+    EXPECT_EQ_INT(H5Pget_nfilters(dcpl), 3);
     EXPECT_EQ_INT(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_SHUFFLE);
     ncd = 4;
     EXPECT_EQ_INT(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
     EXPECT_EQ_INT(cd[0], 1);  // deflate level
   } else {
-    EXPECT_EQ_INT(H5Pget_nfilters(dcpl), 0);
+    EXPECT_EQ_INT(H5Pget_nfilters(dcpl), 1);
   }
+  ncd = 4;
+  EXPECT_EQ_INT(H5Pget_filter2(dcpl, (unsigned)H5Pget_nfilters(dcpl) - 1, &flags, &ncd, cd, 0,
+                               NULL, NULL), H5Z_FILTER_FLETCHER32);
   H5Pclose(dcpl);
   H5Dclose(d);
 }
