@@ -542,6 +542,7 @@ static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, in
   kp_key(sub, kp, "duration");
   if ((rc = get_number(c, f[SIM_DURATION].value, f[SIM_DURATION].line, sub, &s->duration)))
     return rc;
+  s->duration_line = f[SIM_DURATION].line;
   if (!(s->duration > 0))
     return fail(c, MBS_ERR_ARGUMENT, f[SIM_DURATION].line, sub, "%g s is not positive",
                 s->duration);
@@ -577,6 +578,7 @@ static int read_simulation(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, in
   s->output_interval = s->duration / 100;
   if (f[SIM_INTERVAL].present) {
     kp_key(sub, kp, "output_interval");
+    s->output_interval_line = f[SIM_INTERVAL].line;
     if ((rc = get_number(c, f[SIM_INTERVAL].value, f[SIM_INTERVAL].line, sub,
                          &s->output_interval)))
       return rc;
@@ -1587,8 +1589,9 @@ static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int 
 }
 
 static const char* const execution_keys[] = {"threads", "checkpoint_interval",
-                                              "allow_failed_samples"};
-enum { EXE_THREADS, EXE_CHECKPOINT, EXE_ALLOW_FAILED, EXE_N };
+                                              "allow_failed_samples", "max_frames",
+                                              "check_disk_space"};
+enum { EXE_THREADS, EXE_CHECKPOINT, EXE_ALLOW_FAILED, EXE_MAX_FRAMES, EXE_DISK, EXE_N };
 
 static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "execution";
@@ -1602,6 +1605,18 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
     if ((rc = get_integer(c, f[EXE_THREADS].value, f[EXE_THREADS].line, sub, 0, 65536, &t)))
       return rc;
     s->threads = (int)t;
+    s->threads_line = f[EXE_THREADS].line;
+  }
+  if (f[EXE_MAX_FRAMES].present) {
+    kp_key(sub, kp, "max_frames");
+    if ((rc = get_integer(c, f[EXE_MAX_FRAMES].value, f[EXE_MAX_FRAMES].line, sub, 1,
+                          1000000000L, &s->max_frames)))
+      return rc;
+  }
+  if (f[EXE_DISK].present) {
+    kp_key(sub, kp, "check_disk_space");
+    if ((rc = get_bool(c, f[EXE_DISK].value, f[EXE_DISK].line, sub, &s->check_disk_space)))
+      return rc;
   }
   if (f[EXE_ALLOW_FAILED].present) {
     kp_key(sub, kp, "allow_failed_samples");
@@ -1894,6 +1909,8 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   }
   s->threads = 0;
   s->checkpoint_interval = 60;
+  s->max_frames = 1000000;
+  s->check_disk_space = 1;
   if (f[TOP_EXEC].present && (rc = read_execution(c, s, f[TOP_EXEC].value, f[TOP_EXEC].line)))
     return rc;
   return get_path(c, s->path, &f[TOP_OUTPUT], "output", &s->output);
@@ -1957,16 +1974,20 @@ int mbs_spec_parse(const char* text, const char* path, mbs_study_spec** out, mbs
     goto done;
   }
   static const char empty[] = "empty spec (it needs model, simulation, sampling and output)";
+  // binary data is said so before libfyaml sees it (libfyaml 0.7 loops for ever on some
+  // invalid UTF-8, e.g. in a directive line)
+  int bad_line = 1;
+  char what[64];
+  if (not_text(s->text, &bad_line, what, sizeof(what))) {
+    rc = fail(c, MBS_ERR_PARSE, bad_line, "",
+              "not a text file (%s): a study file is a YAML mapping (model, simulation, "
+              "sampling, output, ...)", what);
+    goto done;
+  }
   doc = fy_parse_load_document(parser);
   const struct fy_diag_error* e = yaml_first_error(diag);
   if (!doc || e) {
-    int line = 1;
-    char what[64];
-    if (not_text(s->text, &line, what, sizeof(what)))  // (binary data: said so, first)
-      rc = fail(c, MBS_ERR_PARSE, line, "",
-                "not a text file (%s): a study file is a YAML mapping (model, simulation, "
-                "sampling, output, ...)", what);
-    else if (e)
+    if (e)
       rc = yaml_error(c, e);
     else if (!blank_or_comments(s->text))
       rc = fail(c, MBS_ERR_PARSE, 1, "",

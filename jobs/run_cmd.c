@@ -179,7 +179,10 @@ static int run_main(int argc, char** argv, int merge) {
       spec->output = copy;
     }
   }
-  if (threads >= 0) spec->threads = threads;
+  if (threads >= 0) {
+    spec->threads = threads;
+    spec->threads_line = 0;  // the flag's, not the file's
+  }
   mbs_study_options o;
   mbs_study_options_default(&o);
   o.resume = resume || merge;
@@ -208,7 +211,9 @@ static int run_main(int argc, char** argv, int merge) {
   }
   int exit_code = 0;
   if (rank == 0) {
-    if (rc == MBS_OK && res.incomplete) {
+    if (rc == MBS_OK && res.complete_before) {
+      printf("%s is complete (%ld samples): nothing to resume\n", spec->output, res.samples);
+    } else if (rc == MBS_OK && res.incomplete) {
       printf("%s: not merged yet: %ld of %ld samples are in the journals, or parts of the "
              "study are still running (the last to finish merges)\n", spec->output,
              res.skipped, res.samples);
@@ -232,7 +237,8 @@ static int run_main(int argc, char** argv, int merge) {
   }
   // failed samples: the file holds them, but scripts and job chains must notice (exit 4)
   // unless the study file or the command line accepts them
-  if (rc == MBS_OK && !exit_code && !res.incomplete && part_count == 0 && res.failed > 0 &&
+  if (rc == MBS_OK && !exit_code && !res.incomplete && !res.complete_before && part_count == 0 &&
+      res.failed > 0 &&
       !allow_failures && !spec->allow_failed_samples) {
     if (rank == 0) {
       fprintf(stderr, "mbstudy %s: %ld of %ld samples failed; first: sample %ld: %s\n"

@@ -16,8 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+// threads per rank at most this many per core
+#define MBS_MAX_THREADS_PER_CORE 8
 
 #include "engine.h"
 #include "journal.h"
@@ -60,6 +64,82 @@ static double now(void) {
 static int file_exists(const char* p) {
   struct stat sb;
   return stat(p, &sb) == 0;
+}
+
+// n bytes as "3.2 TB", "120 GB", ...
+static void human_bytes(double n, char* buf, size_t cap) {
+  static const char* const unit[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (n >= 1000 && u < 6) n /= 1000, u++;
+  snprintf(buf, cap, u ? "%.3g %s" : "%.0f %s", n, unit[u]);
+}
+
+// The result's size (uncompressed: trajectories, parameters, scalars and status of every
+// sample) against the free space of the disk that will hold it, before the first sample; said
+// when it is large. Journals take about as much again while the study runs.
+static int check_size(const mbs_plan* P, const mbs_study_spec* sp, FILE* log, mbs_error* err) {
+  const double per_sample =
+      8.0 * ((double)P->frame_values + P->nscal + P->np) + 8 + 8 + 4 + 1 + 320;
+  const double bytes = (double)P->nsamples * per_sample;
+  char need[32], freeb[32];
+  human_bytes(bytes, need, sizeof need);
+  const char* slash = strrchr(sp->output, '/');
+  char* dir = slash ? mbs_format_string("%.*s", (int)(slash - sp->output) + 1, sp->output)
+                    : mbs_format_string(".");
+  struct statvfs vs;
+  const int known = dir && statvfs(dir, &vs) == 0;
+  const double avail = known ? (double)vs.f_bavail * (double)vs.f_frsize : INFINITY;
+  human_bytes(avail, freeb, sizeof freeb);
+  int rc = MBS_OK;
+  if (sp->check_disk_space && bytes > avail)
+    rc = mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp, sp->sampling_line,
+                       "%ld samples × %d frames × %ld values need about %s for the result "
+                       "(uncompressed), and the disk holding %s has %s free: fewer samples, "
+                       "frames (simulation.output_interval) or outputs; or, when compression "
+                       "will make it fit, execution: {check_disk_space: false}", P->nsamples,
+                       P->nframes, P->nframes > 0 ? P->frame_values / P->nframes : 0, need,
+                       dir ? dir : ".", freeb);
+  else if (bytes >= 1e8 && log)
+    fprintf(log, "mbstudy: the result will take about %s (uncompressed; %s free on %s), and its "
+                 "journals about as much while the study runs\n", need, freeb, dir ? dir : ".");
+  free(dir);
+  return rc;
+}
+
+// the journal files in a parts folder (-1 when it cannot be read)
+static int journals_in(const char* parts) {
+  char** v = NULL;
+  int n = 0, max_attempt = -1;
+  if (mbs_journal_list(parts, &v, &n, &max_attempt) != 0) return -1;
+  mbs_journal_free_list(v, n);
+  return n;
+}
+
+// the result file's path: not a folder or other non-file, and its folder exists and is
+// writable (the journals and the result are made there)
+static int check_output(const char* out, mbs_error* err) {
+  struct stat sb;
+  if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return MBS_FAIL(err, MBS_ERR_ARGUMENT, out, "output: %s is %s, not a file: name the result "
+                    "file (e.g. %s/result.h5)", out, S_ISDIR(sb.st_mode) ? "a folder" :
+                    "not a regular file", out);
+  const char* slash = strrchr(out, '/');
+  char* dir = slash ? mbs_format_string("%.*s", (int)(slash - out), out)
+                    : mbs_format_string(".");
+  if (!dir) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, out, "out of memory");
+  if (!dir[0]) {
+    free(dir);
+    dir = mbs_format_string("/");
+    if (!dir) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, out, "out of memory");
+  }
+  int rc = MBS_OK;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    rc = MBS_FAIL(err, MBS_ERR_IO, out, "output: %s: the folder %s does not exist", out, dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    rc = MBS_FAIL(err, MBS_ERR_IO, out, "output: %s: cannot write in the folder %s: %s", out, dir,
+                  strerror(errno));
+  free(dir);
+  return rc;
 }
 
 // wait for MPI requests, sleeping between tests instead of spinning
@@ -229,9 +309,29 @@ static int scan_journals(run_state* R, mbs_error* err) {
     return MBS_FAIL(err, MBS_ERR_IO, R->parts, "%s: cannot read: %s", R->parts, strerror(errno));
   R->attempt = max_attempt + 1;
   const mbs_journal_layout L = {R->P->fingerprint, R->P->np, R->P->frame_values, R->P->nscal};
+  // rank 0 of a whole study has the folder to itself (the parts of an array job share it: a
+  // journal another part is creating may not have its header yet)
+  const int own_folder = R->rank == 0 && R->o->part_count <= 0;
   mbs_journal_record rec;
   for (int i = 0; i < n; i++) {
     mbs_journal_reader* r = mbs_journal_open(files[i], &L, err);
+    if (!r && (mbs_journal_header_cut_short(files[i]) || !file_exists(files[i]))) {
+      // cut short in its header (a full disk or a crash while it was created): no sample in
+      // it; set aside so that it stops every resume (gone: set aside by rank 0 meanwhile)
+      mbs_error_clear(err);
+      char* to = NULL;
+      if (own_folder && file_exists(files[i])) {
+        if (mbs_journal_set_aside(files[i], &to, err) != MBS_OK) {
+          mbs_journal_free_list(files, n);
+          return err->code;
+        }
+        fprintf(R->P->log, "mbstudy: warning: %s: a journal cut short in its header (a full "
+                "disk or a crash while it was created): it holds no sample; set aside as %s\n",
+                files[i], to);
+        free(to);
+      }
+      continue;
+    }
     if (!r) {
       mbs_journal_free_list(files, n);
       return err->code;
@@ -245,6 +345,11 @@ static int scan_journals(run_state* R, mbs_error* err) {
       R->done_before++;
       if (rec.status != MBS_OK) R->failed_before++;
     }
+    const long damaged = mbs_journal_damaged(r);
+    if (damaged && R->rank == 0)
+      fprintf(R->P->log, "mbstudy: warning: %s: %ld damaged record%s skipped (%s will be "
+              "recomputed)\n", files[i], damaged, damaged == 1 ? "" : "s",
+              damaged == 1 ? "its sample" : "their samples");
     mbs_journal_close_reader(r);
   }
   mbs_journal_free_list(files, n);
@@ -376,6 +481,20 @@ static void end_batch(run_state* R) {
 
 //---------------------------------- the run ----------------------------------------------------
 
+// the end of a run that computes nothing (an error, nothing to do): the lock released and
+// everything freed; rc returned
+static int end_early(const mbs_study_spec* spec, int lock_fd, mbs_driver* D, mbs_plan* P,
+                     run_state* R, const mbs_study_result* res, mbs_study_result* result,
+                     int rc) {
+  drop_lock(spec->output, lock_fd, 0);
+  mbs_driver_destroy(D);
+  mbs_plan_free(P);
+  free((char*)R->parts);
+  free(R->done);
+  if (result) *result = *res;
+  return rc;
+}
+
 int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
                   mbs_study_result* result, mbs_error* err) {
   mbs_study_options dflt;
@@ -410,16 +529,31 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   P.log = log;
   P.run_tool = opt->run_tool;
   P.run_tool_user = opt->run_tool_user;
-  int rc = mbs_driver_create(spec, &D, err);
+  // threads: a sane multiple of the cores (each thread holds a State, its journal and its
+  // stack; thousands of them only thrash, and the OpenMP runtime fails on tens of thousands)
+  const int cores = omp_get_num_procs() > 0 ? omp_get_num_procs() : 1;
+  const int max_threads = MBS_MAX_THREADS_PER_CORE * cores;
+  int rc = MBS_OK;
+  if (spec->threads > max_threads)
+    rc = mbs_plan_fail(err, MBS_ERR_ARGUMENT, spec, spec->threads_line,
+                       "%s: %d threads per rank on a machine with %d core%s: at most %d (%d per "
+                       "core); 0 takes one per core", spec->threads_line ? "execution.threads"
+                       : "--threads", spec->threads, cores, cores == 1 ? "" : "s", max_threads,
+                       MBS_MAX_THREADS_PER_CORE);
+  if (rc == MBS_OK) rc = mbs_driver_create(spec, &D, err);
   if (rc == MBS_OK) {
     P.study_type = D.ops->name;
     rc = make_plan(&P, &D, err);
   }
+  // the result's size, said and checked before anything is sized by the sample count
+  if (rc == MBS_OK && R.rank == 0 && !opt->plan_only)
+    rc = check_size(&P, spec, log, err);
   char* parts = mbs_format_string("%s.parts", spec->output);
   R.parts = parts;
-  R.done = calloc((size_t)(P.nsamples + 7) / 8 + 1, 1);
+  R.done = rc == MBS_OK ? calloc((size_t)(P.nsamples + 7) / 8 + 1, 1) : NULL;
   if (rc == MBS_OK && (!parts || !R.done))
-    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory for the bookkeeping of %ld "
+                  "samples (sampling.count)", P.nsamples);
   const int part = opt->part_count > 0;
   if (rc == MBS_OK && part && (opt->part_index < 0 || opt->part_index >= opt->part_count))
     rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "part %d of %d does not exist (0 .. %d)",
@@ -431,6 +565,9 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   if (rc == MBS_OK && part && opt->force)
     rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, parts,
                   "--force with a part would discard the other parts' journals in %s", parts);
+  // the output: a file (or nothing yet) in a folder that exists and can be written, checked
+  // before the first sample rather than after the last
+  if (rc == MBS_OK && R.rank == 0) rc = check_output(spec->output, err);
   if (rc == MBS_OK && opt->plan_only) {  // the study checked; nothing run, nothing written
     res.samples = P.nsamples;
     mbs_driver_destroy(&D);
@@ -441,7 +578,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     return MBS_OK;
   }
   // rank 0 holds the output's lock from here to the end (shared by the parts of an array job)
-  int lock_fd = -1, lock_busy = 0;
+  int lock_fd = -1, lock_busy = 0, complete = 0;
   if (rc == MBS_OK && R.rank == 0) rc = take_lock(spec->output, !part, &lock_fd, &lock_busy, err);
   if (rc == MBS_OK && R.rank == 0 && part) {
     // the shared journals folder: every part adds its own files; rerunning a part goes on
@@ -453,8 +590,14 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   }
   // the result file and the journals: never overwrite without --force
   if (rc == MBS_OK && R.rank == 0 && !part) {
-    const int out_exists = file_exists(spec->output), parts_exist = file_exists(parts);
-    if (out_exists && !opt->force)
+    int parts_exist = file_exists(parts);
+    const int out_exists = file_exists(spec->output);
+    if (parts_exist && !opt->resume && !opt->force && journals_in(parts) == 0 &&
+        rmdir(parts) == 0)
+      parts_exist = 0;  // left empty by a run stopped before its first sample: nothing lost
+    if (out_exists && opt->resume && !opt->force && !parts_exist && !opt->merge_only)
+      complete = 1;  // a finished study (a stopped one keeps its journals): nothing to resume
+    else if (out_exists && !opt->force)
       rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, spec->output,
                     "%s exists; use --force to replace it", spec->output);
     else if (parts_exist && !opt->resume && !opt->force)
@@ -468,24 +611,25 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     if (rc == MBS_OK && mkdir(parts, 0777) != 0 && errno != EEXIST)
       rc = MBS_FAIL(err, MBS_ERR_IO, parts, "%s: cannot create: %s", parts, strerror(errno));
   }
-  if (R.use_mpi) {  // every rank learns whether rank 0 found a problem
-    int bad = rc != MBS_OK;
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (bad && rc == MBS_OK)
+  if (R.use_mpi) {  // every rank learns whether rank 0 found a problem or nothing to do
+    int flags[2] = {rc != MBS_OK, complete};
+    MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (flags[0] && rc == MBS_OK)
       rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, "study", "stopped: rank 0 reported an error");
+    complete = flags[1];
+  }
+  if (rc == MBS_OK && complete) {
+    res.samples = P.nsamples;
+    res.skipped = P.nsamples;
+    res.complete_before = 1;
+    return end_early(spec, lock_fd, &D, &P, &R, &res, result, MBS_OK);
   }
   if (rc == MBS_OK) rc = scan_journals(&R, err);
   if (rc == MBS_OK && opt->merge_only == 2 && R.done_before < P.nsamples) {
     res.incomplete = 1;  // not every part is done: nothing to do yet
     res.samples = P.nsamples;
     res.skipped = R.done_before;
-    drop_lock(spec->output, lock_fd, 0);
-    mbs_driver_destroy(&D);
-    mbs_plan_free(&P);
-    free(parts);
-    free(R.done);
-    if (result) *result = res;
-    return MBS_OK;
+    return end_early(spec, lock_fd, &D, &P, &R, &res, result, MBS_OK);
   }
   if (rc == MBS_OK && opt->merge_only && R.done_before < P.nsamples) {
     long first = -1;
@@ -502,13 +646,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       res.samples = P.nsamples;
       rc = MBS_OK;
     }
-    drop_lock(spec->output, lock_fd, 0);
-    mbs_driver_destroy(&D);
-    mbs_plan_free(&P);
-    free(parts);
-    free(R.done);
-    if (result) *result = res;
-    return rc;
+    return end_early(spec, lock_fd, &D, &P, &R, &res, result, rc);
   }
   res.samples = P.nsamples;
   res.skipped = R.done_before;

@@ -21,7 +21,11 @@ static mbs_journal_layout layout_of(const mbs_plan* P) {
   return L;
 }
 
-static int find_sources(mbs_merger* M) {
+// the journals not known yet. `complete`: no longer written (an earlier run's, or at the end):
+// their damaged records are skipped at once; a journal being written is read up to a record
+// that does not check out, which may be whole later (a network file system can show its pages
+// out of order), until the end (mbs_journal_set_resync in step)
+static int find_sources(mbs_merger* M, int complete) {
   char** files;
   int n, max_attempt;
   if (mbs_journal_list(M->parts, &files, &n, &max_attempt))
@@ -35,7 +39,9 @@ static int find_sources(mbs_merger* M) {
     if (known) continue;
     mbs_journal_reader* r = mbs_journal_open(files[i], &L, &M->err);
     if (!r) {  // a journal just created may not have its header yet: try again later
-      if (M->err.code == MBS_ERR_PARSE && !M->finish) {
+      // (at the end, one cut short in its header holds no sample; the resume set it aside)
+      if (M->err.code == MBS_ERR_PARSE &&
+          (!M->finish || mbs_journal_header_cut_short(files[i]))) {
         mbs_error_clear(&M->err);
         continue;
       }
@@ -58,6 +64,7 @@ static int find_sources(mbs_merger* M) {
     m->path = files[i];
     files[i] = NULL;
     m->r = r;
+    mbs_journal_set_resync(r, complete || M->finish);
   }
   mbs_journal_free_list(files, n);
   return rc;
@@ -177,6 +184,8 @@ static int step(mbs_merger* M, int final, int* progressed) {
   pthread_mutex_lock(&M->lock);
   const long limit = M->limit;
   pthread_mutex_unlock(&M->lock);
+  // the workers are done: every journal is complete, its damaged records skipped
+  for (int i = 0; final && i < M->nsrc; i++) mbs_journal_set_resync(M->src[i].r, 1);
   while (rc == MBS_OK && M->next < limit && !M->stop) {
     int hit = -1;
     for (int i = 0; i < M->nsrc && hit < 0; i++) {
@@ -189,7 +198,7 @@ static int step(mbs_merger* M, int final, int* progressed) {
     if (hit < 0) {
       // perhaps in a journal not known yet
       const int before = M->nsrc;
-      if ((rc = find_sources(M)) != MBS_OK) break;
+      if ((rc = find_sources(M, final)) != MBS_OK) break;
       if (M->nsrc > before) continue;
       if (final)
         rc = MBS_FAIL(&M->err, MBS_ERR_INTERNAL, M->parts,
@@ -258,6 +267,16 @@ static void* merger_main(void* arg) {
   return NULL;
 }
 
+static void drop_sources(mbs_merger* M) {
+  for (int i = 0; i < M->nsrc; i++) {
+    mbs_journal_close_reader(M->src[i].r);
+    free(M->src[i].path);
+  }
+  free(M->src);
+  M->src = NULL;
+  M->nsrc = M->capsrc = 0;
+}
+
 int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
                      FILE* log, double t_start, int nranks, int nthreads, mbs_error* err) {
   memset(M, 0, sizeof(*M));
@@ -269,6 +288,12 @@ int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const 
   M->t_start = t_start;
   M->nranks = nranks;
   M->nthreads = nthreads;
+  // the journals of earlier runs (before this run's workers start theirs): complete
+  if (find_sources(M, 1) != MBS_OK) {
+    drop_sources(M);
+    *err = M->err;
+    return err->code;
+  }
   pthread_mutex_init(&M->lock, NULL);
   pthread_cond_init(&M->moved, NULL);
   pthread_cond_init(&M->kick, NULL);
@@ -278,6 +303,7 @@ int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const 
     pthread_cond_destroy(&M->moved);
     pthread_cond_destroy(&M->kick);
     pthread_mutex_destroy(&M->lock);
+    drop_sources(M);
     return MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "cannot start the writer thread");
   }
   return MBS_OK;

@@ -755,7 +755,16 @@ int mbs_plan_outputs(mbs_plan* P, mbs_error* err) {
     }
   if (rc) return NO_MEMORY(err);
   if ((sp->outputs & MBS_OUT_MUSCLES) && (rc = plan_muscles(P, err))) return rc;
-  P->nframes = (int)floor(sp->duration / sp->output_interval * (1 + 1e-12)) + 1;
+  // the frames, checked as a double before anything is sized by them
+  const double frames = floor(sp->duration / sp->output_interval * (1 + 1e-12)) + 1;
+  const long max_frames = sp->max_frames > 0 ? sp->max_frames : 1000000;
+  if (!(frames <= (double)max_frames))
+    return mbs_plan_fail(err, MBS_ERR_ARGUMENT, sp,
+                         sp->output_interval_line ? sp->output_interval_line : sp->duration_line,
+                         "simulation: %g s reported every %g s is %.4g frames per sample; the "
+                         "limit is %ld (execution.max_frames): report less often",
+                         sp->duration, sp->output_interval, frames, max_frames);
+  P->nframes = (int)frames;
   P->times = malloc((size_t)P->nframes * sizeof(double));
   if (!P->times) return NO_MEMORY(err);
   for (int k = 0; k < P->nframes; k++) P->times[k] = k * sp->output_interval;

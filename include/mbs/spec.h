@@ -63,6 +63,9 @@
 //     threads: 2                        # per MPI rank; 0: OpenMP's default
 //     checkpoint_interval: 30           # s of wall time between checkpoints
 //     allow_failed_samples: false       # true: `run` exits 0 when samples failed (else 4)
+//     max_frames: 1000000               # frames per sample at most (refused above)
+//     check_disk_space: true            # false: run even when the result (uncompressed)
+//                                       # exceeds the free space of its disk
 //   output: results.h5                  # relative to the spec file's folder
 #ifndef MBS_SPEC_H_
 #define MBS_SPEC_H_
@@ -266,6 +269,10 @@ typedef struct mbs_study_spec {
   mbs_design_type method;
   // execution
   int threads;
+  int threads_line;            // its line in the file (0: not there, or set by --threads)
+  long max_frames;             // frames per sample at most (execution.max_frames, 1000000)
+  int check_disk_space;        // 0: run even when the result may not fit on its disk
+  int duration_line, output_interval_line;  // lines of simulation.duration, .output_interval
   double checkpoint_interval;
   int allow_failed_samples;    // 1: failed samples are acceptable (run exits 0 with them)
   char* output;                // resolved against the spec's folder

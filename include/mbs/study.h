@@ -79,6 +79,7 @@ typedef struct mbs_study_result {
   double merge_busy;     // s the writer thread worked in all (mostly during the run)
   double journal_time;   // s spent writing journals: the largest sum over one rank's threads
   int incomplete;        // merge_only 2: not merged (samples missing or parts running)
+  int complete_before;   // --resume of a study that had finished: nothing done
   long first_failed;     // the failed sample of lowest index in the result file (rank 0), -1
   char first_message[512];  // and its message
 } mbs_study_result;

@@ -278,39 +278,74 @@ def _group_dict(g):
     return out
 
 
-_FILE_MAGIC = b"MBSJRNL2"
-_RECORD_MAGIC = 0x5253424D
+_FILE_MAGICS = (b"MBSJRNL3", b"MBSJRNL2")
+# format 3: record magic (8), payload length (8), header checksum (4), payload, checksum (4)
+_RECORD_MAGIC3 = bytes([0xE5]) + b"MBSrec" + bytes([0x1F])
+# format 2: record magic (4), length of payload and checksum (8), payload, checksum (4)
+_RECORD_MAGIC2 = 0x5253424D
+
+
+def _parse_payload(data, p, np_, nt, ns):
+    index, status, frames, wall, steps, msglen = struct.unpack_from("<qiidqI", data, p)
+    p += 8 + 4 + 4 + 8 + 8 + 4
+    message = data[p:p + msglen].decode("utf-8", errors="replace")
+    p += msglen
+    params = struct.unpack_from(f"<{np_}d", data, p)
+    p += 8 * np_ + 8 * nt
+    scalars = struct.unpack_from(f"<{ns}d", data, p)
+    return {"index": index, "status": status, "frames": frames, "wall": wall, "steps": steps,
+            "message": message, "params": params, "scalars": scalars}
 
 
 def _read_journals(parts):
-    """every whole record of the journals in `parts` (each sample once)"""
+    """every whole record of the journals in `parts` (each sample once; a damaged record of
+    format 3 is skipped as mbstudy does, by looking for the next record)"""
     records, nparams, nscalars = {}, 0, 0
     for name in sorted(os.listdir(parts)):
         if not (name.startswith("j") and name.endswith(".bin")):
             continue
         with builtins.open(os.path.join(parts, name), "rb") as f:
             data = f.read()
-        if len(data) < 32 or data[:8] != _FILE_MAGIC:
+        if len(data) < 32 or data[:8] not in _FILE_MAGICS:
             continue
+        v3 = data[:8] == _FILE_MAGICS[0]
         _, np_, nt, ns = struct.unpack_from("<QiqI", data, 8)
         nparams, nscalars = np_, ns
         pos = 32
-        while pos + 12 <= len(data):
-            magic, length = struct.unpack_from("<IQ", data, pos)
-            if magic != _RECORD_MAGIC or pos + 12 + length > len(data):
-                break
-            p = pos + 12
-            index, status, frames, wall, steps, msglen = struct.unpack_from("<qiidqI", data, p)
-            p += 8 + 4 + 4 + 8 + 8 + 4
-            message = data[p:p + msglen].decode("utf-8", errors="replace")
-            p += msglen
-            params = struct.unpack_from(f"<{np_}d", data, p)
-            p += 8 * np_ + 8 * nt
-            scalars = struct.unpack_from(f"<{ns}d", data, p)
-            records.setdefault(index, {"index": index, "status": status, "frames": frames,
-                                       "wall": wall, "steps": steps, "message": message,
-                                       "params": params, "scalars": scalars})
-            pos += 12 + length
+        while True:
+            if v3:
+                if pos + 20 > len(data):
+                    break
+                if data[pos:pos + 8] != _RECORD_MAGIC3:
+                    pos = data.find(_RECORD_MAGIC3, pos + 1)
+                    if pos < 0:
+                        break
+                    continue
+                (length,) = struct.unpack_from("<Q", data, pos + 8)
+                end = pos + 20 + length + 4
+                if end > len(data) or length < 36:
+                    pos = data.find(_RECORD_MAGIC3, pos + 1)
+                    if pos < 0:
+                        break
+                    continue
+                try:
+                    rec = _parse_payload(data, pos + 20, np_, nt, ns)
+                except struct.error:
+                    pos = data.find(_RECORD_MAGIC3, pos + 1)
+                    if pos < 0:
+                        break
+                    continue
+                records.setdefault(rec["index"], rec)
+                pos = end
+            else:
+                if pos + 12 > len(data):
+                    break
+                magic, length = struct.unpack_from("<IQ", data, pos)
+                if magic != _RECORD_MAGIC2 or pos + 12 + length > len(data):
+                    break
+                rec = _parse_payload(data, pos + 12, np_, nt, ns)
+                records.setdefault(rec["index"], rec)
+                pos += 12 + length
     return {"records": records, "nparams": nparams, "nscalars": nscalars}
 
 
