@@ -1054,6 +1054,14 @@ static int add_body_for_joint(mbs_osim_model* m, joint_rec* r) {
 
 // bodies in topological order, coordinates in the model's (file) order
 static int build_tree(mbs_osim_model* m) {
+  // joints are named uniquely (coordinates, state paths and reports name them), as OpenSim
+  // requires of the components of a set
+  for (int i = 0; i < m->njoint; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(m->joint[i].name, m->joint[j].name))
+        return fail_at(m, m->joint[i].line, "Joint", m->joint[i].name, MBS_ERR_PARSE,
+                       "a second joint named '%s' (the first at line %d): joint names must be "
+                       "unique", m->joint[i].name, m->joint[j].line);
   // mobilizers must be added parent first; the model's coordinate order is the file's joint
   // order, so coordinates are re-sorted afterwards
   int* order = calloc((size_t)m->njoint + 1, sizeof(int));
@@ -1119,8 +1127,9 @@ static int build_tree(mbs_osim_model* m) {
   int n = 0;
   for (int i = 0; i < m->njoint; i++)
     for (int k = 0; k < m->ncoord; k++)
-      if (!strcmp(m->coord[k].joint, m->joint[i].name)) sorted[n++] = m->coord[k];
-  memcpy(m->coord, sorted, (size_t)n * sizeof(*sorted));
+      if (n < m->ncoord && !strcmp(m->coord[k].joint, m->joint[i].name))
+        sorted[n++] = m->coord[k];
+  if (n > 0) memcpy(m->coord, sorted, (size_t)n * sizeof(*sorted));
   free(sorted);
   return MBS_OK;
 }

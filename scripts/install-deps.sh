@@ -22,10 +22,15 @@ packages="cmake make gcc pkg-config
   libcairo2-dev
   python3 python3-h5py python3-numpy python3-pandas python3-yaml"
 
+# optional: installed when possible; the step that needs them is skipped without them
+optional=""
 if [ "${1:-}" = "--tests" ]; then
     # g++ builds the Simbody cross-check; h5py reads result files in tests; Slurm and munge
     # for the cluster test (a single-node cluster the test starts and stops itself).
     packages="$packages g++ valgrind libsimbody-dev libmujoco-dev slurm-wlm munge"
+    # clang with libFuzzer's runtime (libclang-rt-dev) and LLVM's OpenMP (libomp-dev): the
+    # fuzzing phase of the tests (tests/fuzz), which is skipped where clang is missing
+    optional="clang libclang-rt-dev libomp-dev"
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -48,26 +53,36 @@ install_python_package() {
     fi
 }
 
-missing=""
-for p in $packages; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    case "$status" in
-        *"install ok installed"*) ;;
-        *) missing="$missing $p" ;;
-    esac
-done
+# the packages of a list that are not installed
+not_installed() {
+    for p in "$@"; do
+        status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+        case "$status" in
+            *"install ok installed"*) ;;
+            *) printf ' %s' "$p" ;;
+        esac
+    done
+}
+# shellcheck disable=SC2086
+missing=$(not_installed $packages)
+# shellcheck disable=SC2086
+missing_optional=$(not_installed $optional)
 
-if [ -z "$missing" ]; then
+if [ -z "$missing" ] && [ -z "$missing_optional" ]; then
     echo "install-deps: all packages present"
     install_python_package
     exit 0
 fi
 
-echo "install-deps: installing:$missing"
+echo "install-deps: installing:$missing$missing_optional"
 if [ "$(id -u)" -eq 0 ]; then
     sudo=""
 elif command -v sudo >/dev/null 2>&1; then
     sudo="sudo"
+elif [ -z "$missing" ]; then
+    echo "install-deps: not root and no sudo; not installing the optional:$missing_optional"
+    install_python_package
+    exit 0
 else
     echo "install-deps: not root and no sudo; ask an administrator to install:$missing" >&2
     exit 1
@@ -76,6 +91,13 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # A fresh machine has no package lists yet; refresh them once, then install.
 $sudo apt-get update -q
-# shellcheck disable=SC2086
-$sudo apt-get install -y -q --no-install-recommends $missing
+if [ -n "$missing" ]; then
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -q --no-install-recommends $missing
+fi
+if [ -n "$missing_optional" ]; then
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -q --no-install-recommends $missing_optional ||
+        echo "install-deps: could not install$missing_optional; the tests that need them are skipped"
+fi
 install_python_package
