@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <hdf5.h>
+
 #include "demo.h"
 #include "model_cmd.h"
 #include "inspect_cmd.h"
@@ -175,6 +177,11 @@ static int wants_help(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // HDF5 closes nothing at exit: every command closes its files itself, and a file whose flush
+  // failed (a full disk) cannot be closed again under HDF5 1.10 (its shutdown then loops or
+  // crashes after the clear message was printed)
+  H5dont_atexit();
+  H5open();
   if (argc < 2) {
     usage(stderr);
     return 2;
