@@ -7,8 +7,9 @@ usage: benchmarks/study_bench.py [--build build] [--repeats 3] [--shared ../shar
 Runs each study in benchmarks/studies/ with `mbstudy run` as a single process and under
 `mpirun -n 2`, `--repeats` times each, alternating, and prints a table of medians.
 Efficiency at 2 ranks = T(1 rank) / (2 T(2 ranks)) with medians. The I/O share is the wall
-time that goes to I/O and nothing else: (journal time of the busiest rank + the time from the
-last sample to the complete result file) / wall time, as `mbstudy run` reports them. The
+time that goes to I/O and nothing else: (the samplers' wait on their journals, averaged over
+every thread of every rank, + the time from the last sample to the complete result file) / wall
+time, as `mbstudy run` reports them. The
 result file is otherwise written by a thread of rank 0 while samples are computed; its total
 busy time is shown too.
 """
@@ -22,8 +23,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LINE = re.compile(r"wrote .*: (\d+) samples .*; ([0-9.e+-]+) s, ([0-9.e+-]+) s in journals, "
-                  r"([0-9.e+-]+) s in the result file after the last sample \(([0-9.e+-]+) s")
+LINE = re.compile(r"wrote .*: (\d+) samples .*; ([0-9.e+-]+) s, of which ([0-9.e+-]+) s waiting "
+                  r"on journals .* and ([0-9.e+-]+) s on the result file after the last sample: "
+                  r".* worked ([0-9.e+-]+) s")
 
 
 def run(cmd, env):

@@ -223,10 +223,15 @@ static int run_main(int argc, char** argv, int merge) {
              "done: mbstudy merge %s --output %s\n", part_index, part_count, part_count,
              part_index, res.done, res.failed, spec->output, spec_path, spec->output);
     } else if (rc == MBS_OK) {
-      printf("wrote %s: %ld samples (%ld this run, %ld before), %ld failed; %.3g s, %.3g s in "
-             "journals, %.3g s in the result file after the last sample (%.3g s of writing in "
-             "all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
-             res.wall_time, res.journal_time, res.merge_time, res.merge_busy);
+      // I/O as wall time: the samplers' waiting on their journals (per thread) and the time
+      // from the last sample to the complete file; the writer thread works beside the samplers
+      printf("wrote %s: %ld samples (%ld this run, %ld before), %ld failed; %.3g s, of which "
+             "%.3g s waiting on journals (mean of %d thread%s) and %.3g s on the result file "
+             "after the last sample: I/O %.1f%% of the wall time (the writer thread worked "
+             "%.3g s in all)\n", spec->output, res.samples, res.done, res.skipped, res.failed,
+             res.wall_time, res.journal_time, res.threads_total,
+             res.threads_total == 1 ? "" : "s", res.merge_time,
+             res.wall_time > 0 ? 100.0 * res.io_time / res.wall_time : 0.0, res.merge_busy);
       // the posture study's own table and picture (not when it prepares another design)
       if (spec->posture && spec->nsections == 0 && posture_report(spec->output) != MBS_OK)
         exit_code = 1;

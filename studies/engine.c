@@ -809,9 +809,13 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   }
   res.done = sums[0];
   res.failed = R.failed_before + sums[1];
+  // the wall-clock time the samplers waited on their journals: every thread's own time (they
+  // write at once, in parallel) summed over the threads of every rank, divided by their number
   res.journal_time = io_time;
   if (R.use_mpi)
-    MPI_Allreduce(MPI_IN_PLACE, &res.journal_time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &res.journal_time, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  res.threads_total = R.nranks * R.nthreads;
+  res.journal_time /= (double)res.threads_total;
   res.stopped = stopped;
   if (rc == MBS_OK && bad)
     rc = MBS_FAIL(err, MBS_ERR_INTERNAL, "study", "another rank failed; see its messages");
@@ -846,7 +850,6 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     }
     res.merge_time = now() - t0;
     res.merge_busy = R.M.busy;
-    io_time += res.merge_time;
     if (rc == MBS_OK) {
       res.failed = R.M.failed;
       res.first_failed = R.M.first_failed;
@@ -866,7 +869,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   mbs_scheduler_close(&R.sched);
   drop_lock(spec->output, lock_fd, rc == MBS_OK && !part);
   res.wall_time = now() - t_start;
-  res.io_time = io_time;
+  res.io_time = res.journal_time + res.merge_time;
   if (result) *result = res;
   mbs_driver_destroy(&D);
   mbs_plan_free(&P);

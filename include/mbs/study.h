@@ -73,11 +73,13 @@ typedef struct mbs_study_result {
   long failed;           // failed samples in the whole study
   int stopped;           // stopped by a signal before the end (resume later)
   double wall_time;      // s
-  double io_time;        // s spent writing journals (summed over this rank's threads) and the
-                         // result file (rank 0)
+  double io_time;        // s of the wall time spent waiting on I/O: journal_time + merge_time
   double merge_time;     // s between the last sample and the complete result file (rank 0)
-  double merge_busy;     // s the writer thread worked in all (mostly during the run)
-  double journal_time;   // s spent writing journals: the largest sum over one rank's threads
+  double merge_busy;     // s the writer thread worked in all (mostly during the run, beside
+                         // the samplers)
+  double journal_time;   // s of the wall time the samplers waited on their journals: each
+                         // thread's own waiting, averaged over the threads of every rank
+  int threads_total;     // the samplers (ranks × threads per rank)
   int incomplete;        // merge_only 2: not merged (samples missing or parts running)
   int complete_before;   // --resume of a study that had finished: nothing done
   long first_failed;     // the failed sample of lowest index in the result file (rank 0), -1

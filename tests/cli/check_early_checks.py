@@ -4,6 +4,7 @@ run: each case a study file made here and the message or outcome it must give.
 
 usage: check_early_checks.py MBSTUDY WORKDIR"""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,25 @@ def main():
               f"export of a failed sample warns ({r.stderr.strip()})")
     else:
         check(False, f"a study with failing samples ran ({r.stderr.strip()})")
+    # the summary's I/O: wall-clock waiting, not summed over threads. Journals synced after
+    # every record make I/O a large share; 16 threads waiting at once must still come to no
+    # more than the wall time (summed over the threads it was several times the wall time)
+    s = spec("io.yaml", BASE.replace("OUT", "io.h5").replace("count: 20", "count: 400")
+             + "execution: {checkpoint_interval: 1.0e-9}\n")
+    for threads in ("1", "16"):
+        r, _ = run("run", s, "--quiet", "--force", "--threads", threads)
+        m = re.search(r"; ([0-9.e+-]+) s, of which ([0-9.e+-]+) s waiting on journals \(mean of "
+                      r"(\d+) threads?\) and ([0-9.e+-]+) s on the result file after the last "
+                      r"sample: I/O ([0-9.]+)% of the wall time", r.stdout)
+        if not m:
+            check(False, f"summary line with the I/O wait ({r.stdout.strip()} {r.stderr.strip()})")
+            continue
+        wall, wait, n, merge, share = (float(m.group(1)), float(m.group(2)), int(m.group(3)),
+                                       float(m.group(4)), float(m.group(5)))
+        check(n == int(threads) and 0 < wait <= wall and wait + merge <= wall * 1.01
+              and abs(share - 100 * (wait + merge) / wall) <= 0.1 + 0.01 * share,
+              f"{threads} thread(s): {wait} s waiting on journals + {merge} s on the result "
+              f"file within the wall time {wall} s, share {share}%")
     print(f"{len(fails)} failed")
     return 1 if fails else 0
 
