@@ -1590,8 +1590,9 @@ static int read_sampling(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int 
 
 static const char* const execution_keys[] = {"threads", "checkpoint_interval",
                                               "allow_failed_samples", "max_frames",
-                                              "check_disk_space"};
-enum { EXE_THREADS, EXE_CHECKPOINT, EXE_ALLOW_FAILED, EXE_MAX_FRAMES, EXE_DISK, EXE_N };
+                                              "check_disk_space", "journal_segment"};
+enum { EXE_THREADS, EXE_CHECKPOINT, EXE_ALLOW_FAILED, EXE_MAX_FRAMES, EXE_DISK, EXE_SEGMENT,
+       EXE_N };
 
 static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int line) {
   const char* kp = "execution";
@@ -1611,6 +1612,12 @@ static int read_execution(spec_ctx* c, mbs_study_spec* s, struct fy_node* n, int
     kp_key(sub, kp, "max_frames");
     if ((rc = get_integer(c, f[EXE_MAX_FRAMES].value, f[EXE_MAX_FRAMES].line, sub, 1,
                           1000000000L, &s->max_frames)))
+      return rc;
+  }
+  if (f[EXE_SEGMENT].present) {
+    kp_key(sub, kp, "journal_segment");
+    if ((rc = get_integer(c, f[EXE_SEGMENT].value, f[EXE_SEGMENT].line, sub, 4096,
+                          1L << 40, &s->journal_segment)))
       return rc;
   }
   if (f[EXE_DISK].present) {
@@ -1909,6 +1916,7 @@ static int read_root(spec_ctx* c, mbs_study_spec* s, struct fy_node* root) {
   }
   s->threads = 0;
   s->checkpoint_interval = 60;
+  s->journal_segment = 64L << 20;
   s->max_frames = 1000000;
   s->check_disk_space = 1;
   if (f[TOP_EXEC].present && (rc = read_execution(c, s, f[TOP_EXEC].value, f[TOP_EXEC].line)))

@@ -12,6 +12,16 @@
 // percentiles are computed column by column from the trajectories read back in blocks of
 // frames (and of components when one frame of all samples exceeds the memory budget).
 //
+// Checkpoints: every per-sample dataset is chunked by spc x 2^k samples, so the largest of those
+// lengths (`ckpt`) is a multiple of every chunk length along samples. mbs_store_sync flushes and
+// fsyncs the file when the samples written reach a new multiple of ckpt; a chunk below such a
+// point is never written again (HDF5 frees and may reuse the space of a rewritten filtered chunk,
+// which would destroy the synced copy if the process then died). HDF5's metadata cache writes
+// nothing between flushes, so a file cut off by a crash holds the metadata of its last sync and
+// data that metadata does not refer to, or refers to past the synced samples.
+// mbs_store_reopen checks such a file's synced samples, rebuilds the statistics from them, drops
+// what lies past them and goes on writing.
+//
 // HDF5 never prints: every public function turns automatic error printing off while it runs,
 // and a failing call becomes an MBS_ERR_IO status whose message names the file, what was being
 // done and the innermost HDF5 error.
@@ -24,6 +34,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +47,7 @@
 #define DEFAULT_CHUNK_BYTES (256 * STORE_KIB)  // chunk size aimed at when samples_per_chunk = 0
 #define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
 #define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
+#define CHECKPOINT_BYTES (64 * STORE_MIB)      // trajectories of one checkpoint interval, at most
 #define PERCENTILE_MEMORY (256 * STORE_MIB)    // column buffer at close (see FORMAT.md)
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
@@ -75,12 +88,17 @@ struct mbs_store {
   int nparams, nframes, nq, nsc, npct;
   double* pct;
   long spc;           // samples per block (= trajectory chunk extent along samples)
+  long ckpt;          // samples per checkpoint: a multiple of every chunk length along samples
+  long ckpt_bytes;    // trajectory bytes per checkpoint at most (the layout's, or the default)
   long block;         // first sample of the buffered block
   long last;          // last sample index received, -1 before the first
+  long durable;       // samples 0 .. durable-1 are synced (mbs_store_sync)
   int dirty;          // the buffered block holds samples not yet in the file
   int broken;         // a write failed: no more samples are accepted
   hid_t samples, time, params, pnames, code, message, wall, steps, done;
-  hsize_t meta_chunk_params, meta_chunk_meta;
+  // chunk lengths along samples: 8-byte rows (/samples, /status/*, /scalars/*), /parameters,
+  // /status/message
+  hsize_t meta_chunk_meta, meta_chunk_params, meta_chunk_message;
   hid_t message_type;
   double* b_params;   // spc x nparams
   int32_t* b_code;
@@ -171,7 +189,8 @@ static char* pack_strings(int n, const char* const* v, size_t* width) {
   return buf;
 }
 
-// an array of n strings (NULL entries as ""): variable-length UTF-8 when vlen, else fixed-length
+// an array of n strings (NULL entries, or all of them when v is NULL, as ""): variable-length
+// UTF-8 when vlen, else fixed-length
 static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char* key, int n,
                         const char* const* v, int vlen) {
   int rc = 0;
@@ -181,7 +200,7 @@ static int attr_strings(const char* path, mbs_error* err, hid_t loc, const char*
   NOMEM(buf);
   if (vlen) {  // NULL entries as ""
     const char** vv = (const char**)(void*)buf;
-    for (int i = 0; i < n; i++) vv[i] = v[i] ? v[i] : "";
+    for (int i = 0; i < n; i++) vv[i] = v && v[i] ? v[i] : "";
   }
   hsize_t dims[1] = {(hsize_t)n};
   H5TRY(t = vlen ? mbs_h5_vlen_str_type() : mbs_h5_str_type(w),
@@ -428,12 +447,54 @@ static long choose_spc(const mbs_store_layout* L) {
   return spc;
 }
 
-// chunk length along samples of a per-sample dataset with `row_bytes` per sample
-static hsize_t meta_chunk(long nsamples, long row_bytes) {
-  long n = META_CHUNK_BYTES / (row_bytes > 0 ? row_bytes : 1);
-  if (n < 1) n = 1;
-  if (n > nsamples) n = nsamples;
-  return (hsize_t)n;
+// Chunk length along samples of a per-sample dataset with `row_bytes` per sample, before the
+// cap at S: spc x 2^k, the largest such length within META_CHUNK_BYTES and within the samples
+// whose trajectories (`traj_bytes` per sample) fill `ckpt_bytes` (the layout's
+// checkpoint_bytes, CHECKPOINT_BYTES by default), but at least spc. All of them are spc times a
+// power of two, so the largest is a multiple of every other.
+static long meta_chunk(long spc, long row_bytes, long traj_bytes, long ckpt_bytes) {
+  long limit = META_CHUNK_BYTES / row_bytes;
+  if (limit > ckpt_bytes / traj_bytes) limit = ckpt_bytes / traj_bytes;
+  long n = spc;
+  while (n <= limit / 2) n *= 2;
+  return n;
+}
+
+// the chunk shapes of every dataset along samples, and the checkpoint interval
+static void plan_chunks(mbs_store* s) {
+  long traj_bytes = 0;  // one sample's trajectories
+  for (int k = 0; k < s->nq; k++) traj_bytes += (long)s->nframes * s->q[k].ncomp * 8L;
+  if (traj_bytes <= 0) traj_bytes = 8;
+  const long cb = s->ckpt_bytes;
+  const long meta = meta_chunk(s->spc, 8, traj_bytes, cb);
+  const long params = meta_chunk(s->spc, s->nparams > 0 ? 8L * s->nparams : 8, traj_bytes, cb);
+  const long message = meta_chunk(s->spc, MESSAGE_WIDTH, traj_bytes, cb);
+  s->ckpt = meta;
+  if (params > s->ckpt) s->ckpt = params;
+  if (message > s->ckpt) s->ckpt = message;
+  s->meta_chunk_meta = (hsize_t)(meta < s->nsamples ? meta : s->nsamples);
+  s->meta_chunk_params = (hsize_t)(params < s->nsamples ? params : s->nsamples);
+  s->meta_chunk_message = (hsize_t)(message < s->nsamples ? message : s->nsamples);
+  for (int k = 0; k < s->nsc; k++) s->sc[k].chunk = s->meta_chunk_meta;
+  // trajectories: spc samples x all frames x all components, split along frames (then
+  // components) when one sample alone is larger than MAX_CHUNK_BYTES
+  for (int k = 0; k < s->nq; k++) {
+    store_quantity* q = &s->q[k];
+    const long sample_bytes = (long)s->nframes * q->ncomp * 8;
+    q->chunk[0] = (hsize_t)s->spc;
+    q->chunk[1] = (hsize_t)s->nframes;
+    q->chunk[2] = (hsize_t)q->ncomp;
+    if (sample_bytes > MAX_CHUNK_BYTES) {
+      q->chunk[0] = 1;
+      long fc = MAX_CHUNK_BYTES / (8L * q->ncomp);
+      if (fc >= 1) {
+        q->chunk[1] = (hsize_t)fc;
+      } else {
+        q->chunk[1] = 1;
+        q->chunk[2] = (hsize_t)(MAX_CHUNK_BYTES / 8);
+      }
+    }
+  }
 }
 
 static void reset_block(mbs_store* s) {
@@ -543,20 +604,17 @@ static mbs_store* new_store(const char* path, const mbs_store_layout* L) {
     return NULL;
   }
   if (s->npct) memcpy(s->pct, L->percentiles, (size_t)s->npct * sizeof(double));
+  s->ckpt_bytes = L->checkpoint_bytes > 0 ? L->checkpoint_bytes : CHECKPOINT_BYTES;
+  plan_chunks(s);
   reset_block(s);
   return s;
 }
 
-static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_error* err) {
-  const char* path = s->path;
+// the file access properties of every open of the file (*out: -1 on failure)
+static int file_access(const char* path, mbs_error* err, hid_t* out) {
   int rc = 0;
-  hid_t fapl = -1, fcpl = -1, g = -1;
-  int64_t* idx = NULL;
-  const double nan = NAN;
-  const int32_t zero32 = 0;
-  const int64_t zero64 = 0;
-  const uint8_t zero8 = 0;
-
+  hid_t fapl = -1;
+  *out = -1;
   H5TRY(fapl = H5Pcreate(H5P_FILE_ACCESS), "make file access properties");
   // the 1.8 file format: readable by HDF5 1.8 and later (netCDF-4, h5py, MATLAB), and it
   // stores attributes larger than 64 KiB (e.g. a whole study specification)
@@ -571,11 +629,52 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   // lock where the file system can, go on where it cannot (NFS, Lustre)
   H5TRY(H5Pset_file_locking(fapl, 1, 1), "set file locking");
 #endif
+  *out = fapl;
+  fapl = -1;
+done:
+  mbs_h5_close(&fapl, H5Pclose);
+  return rc;
+}
+
+// HDF5's metadata cache writes nothing but when the file is flushed (mbs_store_sync, close):
+// otherwise it may write a dirty entry whenever it needs room, and a file cut off by a crash
+// would mix metadata of after its last sync with the data of that sync. The cache then holds
+// all of the file's metadata that was used (the chunk indexes: tens of bytes per chunk).
+static int hold_metadata(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  H5AC_cache_config_t c;
+  memset(&c, 0, sizeof c);
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  H5TRY(H5Fget_mdc_config(s->file, &c), "get the metadata cache configuration");
+  c.incr_mode = H5C_incr__off;
+  c.flash_incr_mode = H5C_flash_incr__off;
+  c.decr_mode = H5C_decr__off;
+  c.evictions_enabled = 0;
+  H5TRY(H5Fset_mdc_config(s->file, &c), "configure the metadata cache");
+done:
+  return rc;
+}
+
+static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t fapl = -1, fcpl = -1, g = -1;
+  int64_t* idx = NULL;
+  const double nan = NAN;
+  const int32_t zero32 = 0;
+  const int64_t zero64 = 0;
+  const uint8_t zero8 = 0;
+
+  rc = file_access(path, err, &fapl);
+  if (rc) goto done;
   // no modification times in object headers: the same study gives the same bytes
   H5TRY(fcpl = H5Pcreate(H5P_FILE_CREATE), "make file creation properties");
   H5TRY(H5Pset_obj_track_times(fcpl, 0), "set file creation properties");
   H5TRY(s->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl),
         "create the file");
+  rc = hold_metadata(s, err);
+  if (rc) goto done;
   H5TRY(s->gcpl = H5Pcreate(H5P_GROUP_CREATE), "make group properties");
   H5TRY(H5Pset_obj_track_times(s->gcpl, 0), "set group properties");
 
@@ -602,8 +701,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
 
   // /samples: 0..n-1, the scale of every per-sample axis
   {
-    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
-    ch[0] = meta_chunk(s->nsamples, 8);
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {s->meta_chunk_meta};
     rc = make_dataset(path, err, s->file, s->gcpl, "samples", H5T_STD_I64LE, 1, dims, ch, 1,
                       NULL, &s->samples);
     if (rc) goto done;
@@ -636,8 +734,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
                       s->nparams, L->param_names, &s->pnames);
     if (rc) goto done;
     hsize_t dims[2] = {(hsize_t)s->nsamples, (hsize_t)s->nparams};
-    hsize_t ch[2] = {meta_chunk(s->nsamples, 8L * s->nparams), (hsize_t)s->nparams};
-    s->meta_chunk_params = ch[0];
+    hsize_t ch[2] = {s->meta_chunk_params, (hsize_t)s->nparams};
     rc = make_dataset(path, err, s->file, s->gcpl, "parameters", H5T_IEEE_F64LE, 2, dims, ch, 1,
                       &nan, &s->params);
     if (!rc) rc = attr_strings(path, err, s->params, "units", s->nparams, L->param_units, 1);
@@ -647,14 +744,12 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
   }
   // /status
   {
-    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1];
-    ch[0] = meta_chunk(s->nsamples, 8);
-    s->meta_chunk_meta = ch[0];
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {s->meta_chunk_meta};
     H5TRY(s->message_type = mbs_h5_str_type(MESSAGE_WIDTH), "make the message string type");
     rc = make_dataset(path, err, s->file, s->gcpl, "status/code", H5T_STD_I32LE, 1, dims, ch, 1,
                       &zero32, &s->code);
     if (!rc) {
-      hsize_t chm[1] = {meta_chunk(s->nsamples, MESSAGE_WIDTH)};
+      hsize_t chm[1] = {s->meta_chunk_message};
       char fill[MESSAGE_WIDTH];
       memset(fill, 0, sizeof fill);
       rc = make_dataset(path, err, s->file, s->gcpl, "status/message", s->message_type, 1, dims,
@@ -713,23 +808,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
       free(gen);
     }
     if (rc) goto done;
-    // chunk: spc samples x all frames x all components, split along frames (then components)
-    // when one sample alone is larger than MAX_CHUNK_BYTES
-    const long sample_bytes = (long)s->nframes * q->ncomp * 8;
-    q->chunk[0] = (hsize_t)s->spc;
-    q->chunk[1] = (hsize_t)s->nframes;
-    q->chunk[2] = (hsize_t)q->ncomp;
-    if (sample_bytes > MAX_CHUNK_BYTES) {
-      q->chunk[0] = 1;
-      long fc = MAX_CHUNK_BYTES / (8L * q->ncomp);
-      if (fc >= 1) {
-        q->chunk[1] = (hsize_t)fc;
-      } else {
-        q->chunk[1] = 1;
-        q->chunk[2] = (hsize_t)(MAX_CHUNK_BYTES / 8);
-      }
-    }
-    // the dataset itself is made with its first block (create_trajectory)
+    // the dataset itself is made with its first block (create_trajectory), chunked as planned
     q->created = 0;
   }
   // /scalars/<name>
@@ -737,8 +816,7 @@ static int build_file(mbs_store* s, const mbs_store_layout* L, int force, mbs_er
     store_scalar* c = &s->sc[k];
     char name[1024];
     snprintf(name, sizeof name, "scalars/%s", c->name);
-    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {meta_chunk(s->nsamples, 8)};
-    c->chunk = ch[0];
+    hsize_t dims[1] = {(hsize_t)s->nsamples}, ch[1] = {c->chunk};
     rc = make_dataset(path, err, s->file, s->gcpl, name, H5T_IEEE_F64LE, 1, dims, ch, 1, &nan,
                       &c->dset);
     if (!rc) rc = mbs_h5_attr_utf8(path, err, c->dset, "units", c->unit);
@@ -1013,6 +1091,580 @@ int mbs_store_set_attribute(mbs_store* s, const char* key, const char* value, mb
   int rc = mbs_h5_attr_string(s->path, err, s->file, key, value);
   mbs_h5_quiet_end(qz);
   return rc;
+}
+
+// ------------------------------------------------------------------------------------------
+// checkpoints and continuing a file
+
+long mbs_store_checkpoint_samples(const mbs_store* s) { return s ? s->ckpt : 0; }
+
+// fsync the folder of `path`, so that the file's name is as durable as its contents (some file
+// systems cannot sync a folder: the file's own sync stands then)
+static void sync_folder(const char* path) {
+  const char* slash = strrchr(path, '/');
+  char* dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) return;
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+  free(dir);
+}
+
+int mbs_store_sync(mbs_store* s, long* durable, mbs_error* err) {
+  if (!s) return MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no store");
+  const char* path = s->path;
+  if (s->broken)
+    return MBS_FAIL(err, MBS_ERR_IO, path, "%s: an earlier write failed; the file is incomplete",
+                    path);
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
+  int rc = MBS_OK;
+  // the last sample has arrived: no later one can join its block, which is written now
+  if (s->dirty && s->last == s->nsamples - 1) rc = flush_block(s, err);
+  // every sample below the buffered block is in the file
+  long d = s->block / s->ckpt * s->ckpt;
+  if (!s->dirty && s->last == s->nsamples - 1) d = s->nsamples;
+  if (rc == MBS_OK && d > s->durable) {
+    int* fd = NULL;
+    if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
+      rc = mbs_h5_fail(err, path, "flush the file");
+    else if (H5Fget_vfd_handle(s->file, H5P_DEFAULT, (void**)&fd) < 0 || !fd)
+      rc = mbs_h5_fail(err, path, "get the file's descriptor");
+    else if (fsync(*fd) != 0)
+      rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot sync the file: %s", path, strerror(errno));
+    if (rc) {
+      s->broken = 1;  // what HDF5 holds of the file is unknown now
+    } else {
+      if (s->durable == 0) sync_folder(path);
+      s->durable = d;
+    }
+  }
+  mbs_h5_quiet_end(qz);
+  if (durable) *durable = s->durable;
+  return rc;
+}
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t store_oinfo;
+#else
+typedef H5O_info_t store_oinfo;
+#endif
+
+typedef struct name_list {
+  char** v;
+  long n, cap;
+  int nomem;
+} name_list;
+
+static void free_names(name_list* l) {
+  for (long i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static herr_t collect_dataset(hid_t obj, const char* name, const store_oinfo* info, void* data) {
+  (void)obj;
+  name_list* l = data;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  if (l->n == l->cap) {
+    const long cap = l->cap ? 2 * l->cap : 16;
+    char** v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) {
+      l->nomem = 1;
+      return -1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n] = dup_str(name);
+  if (!l->v[l->n]) {
+    l->nomem = 1;
+    return -1;
+  }
+  l->n++;
+  return 0;
+}
+
+// the datasets below group `g` (paths relative to it), each once
+static herr_t list_datasets(hid_t g, name_list* l) {
+#if H5_VERSION_GE(1, 12, 0)
+  return H5Ovisit3(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l, H5O_INFO_BASIC);
+#elif H5_VERSION_GE(1, 10, 3)
+  return H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l, H5O_INFO_BASIC);
+#else
+  return H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l);
+#endif
+}
+
+// whether `name` (a path from the root) exists, every group on its way included
+static htri_t path_exists(hid_t file, const char* name) {
+  char part[1100];
+  const size_t n = strlen(name);
+  if (n >= sizeof part) return 0;
+  memcpy(part, name, n + 1);
+  for (char* e = strchr(part, '/');; e = strchr(e + 1, '/')) {
+    if (e) *e = '\0';
+    const htri_t x = H5Lexists(file, part, H5P_DEFAULT);
+    if (e) *e = '/';
+    if (x <= 0 || !e) return x;
+  }
+}
+
+// "20000 x 11 x 3"
+static void format_dims(char* buf, size_t size, int rank, const hsize_t* dims) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < rank && k < size; i++)
+    k += (size_t)snprintf(buf + k, size - k, "%s%llu", i ? " x " : "",
+                          (unsigned long long)dims[i]);
+}
+
+// Open dataset `name` (a path from the root) into *out: it must hold values of `type`'s class
+// and size (type < 0: any), with `rank` dimensions `dims` and, unless chunk is NULL, chunks
+// `chunk`, as the study's layout makes them.
+static int open_checked(mbs_store* s, const char* name, hid_t type, int rank,
+                        const hsize_t* dims, const hsize_t* chunk, hid_t* out, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t ft = -1, sp = -1, dcpl = -1;
+  hsize_t got[3] = {0, 0, 0}, gotc[3] = {0, 0, 0};
+  char want_s[96], got_s[96];
+  *out = -1;
+  const htri_t e = path_exists(s->file, name);
+  if (e <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: it has no dataset "
+                  "'/%s' (it was not made with this study's layout)", path, name);
+    goto done;
+  }
+  H5TRY(*out = H5Dopen2(s->file, name, H5P_DEFAULT), "continue it: '/%s' cannot be opened",
+        name);
+  H5TRY(ft = H5Dget_type(*out), "get the type of '/%s'", name);
+  if (type >= 0 &&
+      (H5Tget_class(ft) != H5Tget_class(type) || H5Tget_size(ft) != H5Tget_size(type))) {
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: '/%s' holds values of "
+                  "another type than this study's", path, name);
+    goto done;
+  }
+  H5TRY(sp = H5Dget_space(*out), "get the dataspace of '/%s'", name);
+  const int grank = H5Sget_simple_extent_ndims(sp);
+  int same = grank == rank;
+  if (same) H5Sget_simple_extent_dims(sp, got, NULL);
+  for (int i = 0; same && i < rank; i++) same = got[i] == dims[i];
+  if (!same) {
+    format_dims(want_s, sizeof want_s, rank, dims);
+    format_dims(got_s, sizeof got_s, grank > 0 && grank <= 3 ? grank : 0, got);
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: '/%s' is %s, this "
+                  "study's would be %s", path, name, got_s, want_s);
+    goto done;
+  }
+  if (chunk) {
+    H5TRY(dcpl = H5Dget_create_plist(*out), "get the properties of '/%s'", name);
+    same = H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 3, gotc) == rank;
+    for (int i = 0; same && i < rank; i++) same = gotc[i] == chunk[i];
+    if (!same) {
+      H5Eclear2(H5E_DEFAULT);
+      format_dims(want_s, sizeof want_s, rank, chunk);
+      rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: '/%s' is not chunked "
+                    "by %s as this study's file is", path, name, want_s);
+      goto done;
+    }
+  }
+done:
+  if (rc) mbs_h5_close(out, H5Dclose);
+  mbs_h5_close(&dcpl, H5Pclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&ft, H5Tclose);
+  return rc;
+}
+
+// the group `name` holds the datasets of the layout and no other: `expect` of them
+static int count_datasets(mbs_store* s, const char* name, long expect, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  name_list l;
+  memset(&l, 0, sizeof l);
+  hid_t g = -1;
+  H5TRY(g = H5Gopen2(s->file, name, H5P_DEFAULT), "continue it: '/%s' cannot be opened", name);
+  if (list_datasets(g, &l) < 0) {
+    rc = l.nomem ? MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path)
+                 : mbs_h5_fail(err, path, "list the datasets of '/%s'", name);
+    goto done;
+  }
+  if (l.n != expect)
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: '/%s' holds %ld "
+                  "datasets, this study's file %ld", path, name, l.n, expect);
+done:
+  free_names(&l);
+  mbs_h5_close(&g, H5Gclose);
+  return rc;
+}
+
+// the root attribute mbstudy_format is this store's
+static int check_format(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t a = -1, ft = -1, mt = -1;
+  char v[16] = "";
+  const htri_t e = H5Aexists(s->file, "mbstudy_format");
+  H5TRY(e, "look for the attribute 'mbstudy_format'");
+  if (e) {
+    H5TRY(a = H5Aopen(s->file, "mbstudy_format", H5P_DEFAULT), "open 'mbstudy_format'");
+    H5TRY(ft = H5Aget_type(a), "get the type of 'mbstudy_format'");
+    if (H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) == 0 &&
+        H5Tget_size(ft) < sizeof v) {
+      H5TRY(mt = H5Tcopy(ft), "make a string type");
+      H5TRY(H5Tset_size(mt, H5Tget_size(ft) + 1), "make a string type");
+      H5TRY(H5Tset_strpad(mt, H5T_STR_NULLTERM), "make a string type");
+      H5TRY(H5Aread(a, mt, v), "read 'mbstudy_format'");
+    }
+  }
+  if (strcmp(v, FORMAT_VERSION))
+    rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: it is not a study file "
+                  "of format %s", path, FORMAT_VERSION);
+done:
+  mbs_h5_close(&mt, H5Tclose);
+  mbs_h5_close(&ft, H5Tclose);
+  mbs_h5_close(&a, H5Aclose);
+  return rc;
+}
+
+// open every dataset the writer uses, each checked against the layout
+static int open_layout(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  const hsize_t S = (hsize_t)s->nsamples, F = (hsize_t)s->nframes, P = (hsize_t)s->nparams;
+  const hsize_t n1[1] = {S}, nf[1] = {F}, np[1] = {P}, nsp[2] = {S, P};
+  const hsize_t cm[1] = {s->meta_chunk_meta}, cmsg[1] = {s->meta_chunk_message};
+  const hsize_t cp[2] = {s->meta_chunk_params, P};
+  char name[1100];
+  H5TRY(s->message_type = mbs_h5_str_type(MESSAGE_WIDTH), "make the message string type");
+  rc = open_checked(s, "samples", H5T_STD_I64LE, 1, n1, cm, &s->samples, err);
+  if (!rc) rc = open_checked(s, "time", H5T_IEEE_F64LE, 1, nf, NULL, &s->time, err);
+  if (!rc) rc = open_checked(s, "parameter_names", -1, 1, np, NULL, &s->pnames, err);
+  if (!rc)
+    rc = open_checked(s, "parameters", H5T_IEEE_F64LE, 2, nsp, s->nparams > 0 ? cp : NULL,
+                      &s->params, err);
+  if (!rc) rc = open_checked(s, "status/code", H5T_STD_I32LE, 1, n1, cm, &s->code, err);
+  if (!rc)
+    rc = open_checked(s, "status/message", s->message_type, 1, n1, cmsg, &s->message, err);
+  if (!rc) rc = open_checked(s, "status/wall_time", H5T_IEEE_F64LE, 1, n1, cm, &s->wall, err);
+  if (!rc) rc = open_checked(s, "status/steps", H5T_STD_I64LE, 1, n1, cm, &s->steps, err);
+  if (!rc) rc = open_checked(s, "status/done", H5T_STD_U8LE, 1, n1, cm, &s->done, err);
+  for (int k = 0; k < s->nq && !rc; k++) {
+    store_quantity* q = &s->q[k];
+    const hsize_t dims[3] = {S, F, (hsize_t)q->ncomp}, nc[1] = {(hsize_t)q->ncomp};
+    snprintf(name, sizeof name, "trajectories/%s_components", q->name);
+    rc = open_checked(s, name, -1, 1, nc, NULL, &q->comps, err);
+    // made with the first block, which a file holding a sample has written
+    snprintf(name, sizeof name, "trajectories/%s", q->name);
+    if (!rc) rc = open_checked(s, name, H5T_IEEE_F64LE, 3, dims, q->chunk, &q->dset, err);
+  }
+  for (int k = 0; k < s->nsc && !rc; k++) {
+    snprintf(name, sizeof name, "scalars/%s", s->sc[k].name);
+    rc = open_checked(s, name, H5T_IEEE_F64LE, 1, n1, cm, &s->sc[k].dset, err);
+  }
+  if (!rc) rc = count_datasets(s, "trajectories", 2L * s->nq, err);
+  if (!rc) rc = count_datasets(s, "scalars", s->nsc, err);
+done:
+  return rc;
+}
+
+// q->compressed as the dataset's filters say
+static int read_compression(mbs_store* s, store_quantity* q, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t dcpl = -1;
+  H5TRY(dcpl = H5Dget_create_plist(q->dset), "get the properties of '/trajectories/%s'",
+        q->name);
+  const int nf = H5Pget_nfilters(dcpl);
+  H5TRY(nf, "get the filters of '/trajectories/%s'", q->name);
+  q->compressed = 0;
+  for (int i = 0; i < nf; i++) {
+    unsigned flags = 0, cd[8];
+    size_t ncd = sizeof cd / sizeof cd[0];
+    const H5Z_filter_t f = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
+    H5TRY(f, "get the filters of '/trajectories/%s'", q->name);
+    if (f == H5Z_FILTER_DEFLATE) q->compressed = 1;
+  }
+  q->created = 1;
+done:
+  mbs_h5_close(&dcpl, H5Pclose);
+  return rc;
+}
+
+// read rows [first, first + rows) of dataset d (all of its other axes) into buf
+static int read_rows(mbs_store* s, hid_t d, hid_t memtype, long first, long rows, void* buf,
+                     const char* name, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  hid_t fs = -1, ms = -1;
+  hsize_t dims[3] = {0, 0, 0}, start[3] = {0, 0, 0}, count[3];
+  H5TRY(fs = H5Dget_space(d), "get the dataspace of '%s'", name);
+  const int rank = H5Sget_simple_extent_dims(fs, dims, NULL);
+  H5TRY(rank, "get the dimensions of '%s'", name);
+  start[0] = (hsize_t)first;
+  count[0] = (hsize_t)rows;
+  for (int i = 1; i < rank; i++) count[i] = dims[i];
+  for (int i = 0; i < rank; i++)
+    if (count[i] == 0) goto done;
+  H5TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL),
+        "select samples %ld..%ld of '%s'", first, first + rows - 1, name);
+  H5TRY(ms = H5Screate_simple(rank, count, NULL), "make a memory dataspace for '%s'", name);
+  H5TRY(H5Dread(d, memtype, ms, fs, H5P_DEFAULT, buf),
+        "continue it: samples %ld..%ld of '%s' cannot be read", first, first + rows - 1, name);
+done:
+  mbs_h5_close(&ms, H5Sclose);
+  mbs_h5_close(&fs, H5Sclose);
+  return rc;
+}
+
+// Read samples 0 .. n-1 back a block at a time, which verifies their chunks' checksums: each
+// must have been written (/status/done = 1). The statistics accumulate from them as
+// mbs_store_write_sample accumulates them (in sample order, status 0, NaN skipped), and
+// `info` counts the failed ones.
+static int verify_prefix(mbs_store* s, long n, mbs_store_prefix* info, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  char name[1100];
+  for (long first = 0; first < n && !rc; first += s->spc) {
+    const long rows = n - first < s->spc ? n - first : s->spc;
+    // /status/done first: a sample never written is reported as such
+    rc = read_rows(s, s->done, H5T_NATIVE_UINT8, first, rows, s->b_done, "/status/done", err);
+    for (long r = 0; !rc && r < rows; r++)
+      if (s->b_done[r] != 1)
+        rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot continue it: '/status/done' is %d for "
+                      "sample %ld: samples 0..%ld were not all written", path, s->b_done[r],
+                      first + r, n - 1);
+    if (!rc) rc = read_rows(s, s->samples, H5T_NATIVE_INT64, first, rows, s->b_steps,
+                            "/samples", err);
+    for (long r = 0; !rc && r < rows; r++)
+      if (s->b_steps[r] != first + r)
+        rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot continue it: '/samples' holds %lld "
+                      "for sample %ld", path, (long long)s->b_steps[r], first + r);
+    if (!rc) rc = read_rows(s, s->params, H5T_NATIVE_DOUBLE, first, rows, s->b_params,
+                            "/parameters", err);
+    if (!rc) rc = read_rows(s, s->code, H5T_NATIVE_INT32, first, rows, s->b_code,
+                            "/status/code", err);
+    if (!rc) rc = read_rows(s, s->message, s->message_type, first, rows, s->b_message,
+                            "/status/message", err);
+    if (!rc) rc = read_rows(s, s->wall, H5T_NATIVE_DOUBLE, first, rows, s->b_wall,
+                            "/status/wall_time", err);
+    if (!rc) rc = read_rows(s, s->steps, H5T_NATIVE_INT64, first, rows, s->b_steps,
+                            "/status/steps", err);
+    for (int k = 0; k < s->nq && !rc; k++) {
+      snprintf(name, sizeof name, "/trajectories/%s", s->q[k].name);
+      rc = read_rows(s, s->q[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->q[k].buf, name, err);
+    }
+    for (int k = 0; k < s->nsc && !rc; k++) {
+      snprintf(name, sizeof name, "/scalars/%s", s->sc[k].name);
+      rc = read_rows(s, s->sc[k].dset, H5T_NATIVE_DOUBLE, first, rows, s->sc[k].buf, name, err);
+    }
+    for (long r = 0; !rc && r < rows; r++) {
+      if (s->b_code[r] != 0) {
+        if (info->failed++ == 0) {
+          const char* msg = s->b_message + (size_t)r * MESSAGE_WIDTH;
+          size_t len = strnlen(msg, MESSAGE_WIDTH);
+          if (len >= sizeof info->first_message) len = sizeof info->first_message - 1;
+          memcpy(info->first_message, msg, len);
+          info->first_message[len] = '\0';
+          info->first_failed = first + r;
+        }
+        continue;
+      }
+      for (int k = 0; k < s->nq; k++) {
+        store_quantity* q = &s->q[k];
+        const size_t m = (size_t)s->nframes * (size_t)q->ncomp;
+        const double* v = q->buf + (size_t)r * m;
+        for (size_t i = 0; i < m; i++)
+          if (!isnan(v[i])) welford(&q->count[i], &q->mean[i], &q->m2[i], v[i]);
+      }
+      for (int k = 0; k < s->nsc; k++) {
+        store_scalar* c = &s->sc[k];
+        if (!isnan(c->buf[r])) welford(&c->count, &c->mean, &c->m2, c->buf[r]);
+      }
+    }
+  }
+  reset_block(s);
+  return rc;
+}
+
+// Drop what the file holds from sample n on (n < S, a multiple of every chunk length along
+// samples): cutting the sample axis at n removes those chunks without reading them (a crash
+// may have left them damaged, and an uninterrupted writer never wrote what they hold), and
+// setting it back to S leaves fill values there. /samples keeps its values.
+static int drop_after(mbs_store* s, long n, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  const int nd = 6 + s->nq + s->nsc;
+  hid_t* d = malloc((size_t)nd * sizeof *d);
+  hid_t dcpl = -1;
+  NOMEM(d);
+  const hid_t fixed[6] = {s->params, s->code, s->message, s->wall, s->steps, s->done};
+  memcpy(d, fixed, sizeof fixed);
+  for (int k = 0; k < s->nq; k++) d[6 + k] = s->q[k].dset;
+  for (int k = 0; k < s->nsc; k++) d[6 + s->nq + k] = s->sc[k].dset;
+  for (int i = 0; i < nd; i++) {
+    H5TRY(dcpl = H5Dget_create_plist(d[i]), "get dataset properties");
+    const int chunked = H5Pget_layout(dcpl) == H5D_CHUNKED;
+    mbs_h5_close(&dcpl, H5Pclose);
+    if (!chunked) continue;  // /parameters without parameters
+    hsize_t dims[3] = {0, 0, 0};
+    hid_t sp = H5Dget_space(d[i]);
+    H5TRY(sp, "get a dataspace");
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    dims[0] = (hsize_t)n;
+    H5TRY(H5Dset_extent(d[i], dims), "drop the samples from %ld on", n);
+    dims[0] = (hsize_t)s->nsamples;
+    H5TRY(H5Dset_extent(d[i], dims), "drop the samples from %ld on", n);
+  }
+done:
+  mbs_h5_close(&dcpl, H5Pclose);
+  free(d);
+  return rc;
+}
+
+static herr_t take_scale(hid_t did, unsigned dim, hid_t dsid, void* data) {
+  (void)did;
+  (void)dim;
+  if (H5Iinc_ref(dsid) < 0) return -1;
+  *(hid_t*)data = dsid;
+  return 1;
+}
+
+// Remove /statistics (written when a stopped run closed the file; close writes them again),
+// its datasets first detached from the dimension scales they use, so that the scales list only
+// the datasets that exist.
+static int drop_statistics(mbs_store* s, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  name_list l;
+  memset(&l, 0, sizeof l);
+  hid_t g = -1, d = -1, sc = -1, sp = -1;
+  const htri_t e = H5Lexists(s->file, "statistics", H5P_DEFAULT);
+  H5TRY(e, "look for '/statistics'");
+  if (!e) goto done;
+  H5TRY(g = H5Gopen2(s->file, "statistics", H5P_DEFAULT), "open '/statistics'");
+  if (list_datasets(g, &l) < 0) {
+    rc = l.nomem ? MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path)
+                 : mbs_h5_fail(err, path, "list the datasets of '/statistics'");
+    goto done;
+  }
+  for (long i = 0; i < l.n; i++) {
+    H5TRY(d = H5Dopen2(g, l.v[i], H5P_DEFAULT), "open '/statistics/%s'", l.v[i]);
+    H5TRY(sp = H5Dget_space(d), "get the dataspace of '/statistics/%s'", l.v[i]);
+    const int rank = H5Sget_simple_extent_ndims(sp);
+    H5TRY(rank, "get the rank of '/statistics/%s'", l.v[i]);
+    mbs_h5_close(&sp, H5Sclose);
+    for (int dim = 0; dim < rank; dim++) {
+      for (;;) {
+        sc = -1;
+        const herr_t r = H5DSiterate_scales(d, (unsigned)dim, NULL, take_scale, &sc);
+        H5TRY(r, "list the scales of '/statistics/%s'", l.v[i]);
+        if (sc < 0) break;
+        H5TRY(H5DSdetach_scale(d, sc, (unsigned)dim), "detach a scale from '/statistics/%s'",
+              l.v[i]);
+        mbs_h5_close(&sc, H5Dclose);
+      }
+    }
+    mbs_h5_close(&d, H5Dclose);
+  }
+  mbs_h5_close(&g, H5Gclose);
+  H5TRY(H5Ldelete(s->file, "statistics", H5P_DEFAULT), "remove '/statistics'");
+done:
+  free_names(&l);
+  mbs_h5_close(&sc, H5Dclose);
+  mbs_h5_close(&sp, H5Sclose);
+  mbs_h5_close(&d, H5Dclose);
+  mbs_h5_close(&g, H5Gclose);
+  return rc;
+}
+
+// the file opened for writing, made ready to take sample n: its trajectories' compression read,
+// what it holds from n on dropped, the statistics of an earlier close removed, the root
+// attributes of this run written
+static int continue_file(mbs_store* s, const mbs_store_layout* L, long n, hid_t fapl,
+                         mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  H5TRY(s->file = H5Fopen(path, H5F_ACC_RDWR, fapl), "open the file for writing");
+  rc = hold_metadata(s, err);
+  if (rc) goto done;
+  H5TRY(s->gcpl = H5Pcreate(H5P_GROUP_CREATE), "make group properties");
+  H5TRY(H5Pset_obj_track_times(s->gcpl, 0), "set group properties");
+  rc = open_layout(s, err);
+  for (int k = 0; k < s->nq && !rc; k++) rc = read_compression(s, &s->q[k], err);
+  if (!rc && n < s->nsamples) rc = drop_after(s, n, err);
+  if (!rc) rc = drop_statistics(s, err);
+  // this run's provenance, then the format version (as mbs_store_create writes them)
+  for (int i = 0; i < L->nattributes && !rc; i++)
+    rc = mbs_h5_attr_string(path, err, s->file, L->attributes[i].key, L->attributes[i].value);
+  if (!rc) rc = mbs_h5_attr_string(path, err, s->file, "mbstudy_format", FORMAT_VERSION);
+  // the marks of a stopped run's partial file
+  const char* marks[] = {"incomplete", "merged_samples"};
+  for (int i = 0; i < 2 && !rc; i++) {
+    const htri_t e = H5Aexists(s->file, marks[i]);
+    H5TRY(e, "look for the attribute '%s'", marks[i]);
+    if (e) H5TRY(H5Adelete(s->file, marks[i]), "remove the attribute '%s'", marks[i]);
+  }
+done:
+  return rc;
+}
+
+mbs_store* mbs_store_reopen(const char* path, const mbs_store_layout* layout, long n,
+                            mbs_store_prefix* info, mbs_error* err) {
+  if (!path || !*path || !layout) {
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, "store", "store: no file name or no layout");
+    return NULL;
+  }
+  if (check_layout(path, layout, err)) return NULL;
+  mbs_store* s = new_store(path, layout);
+  if (!s) {
+    MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory for the store's buffers", path);
+    return NULL;
+  }
+  if (n < 1 || n > s->nsamples || (n % s->ckpt != 0 && n != s->nsamples)) {
+    MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it after %ld samples: it is "
+             "continued after a multiple of %ld samples (its checkpoint) or after all %ld", path,
+             n, s->ckpt, s->nsamples);
+    free_store(s);
+    return NULL;
+  }
+  mbs_store_prefix pre;
+  memset(&pre, 0, sizeof pre);
+  pre.first_failed = -1;
+  mbs_h5_quiet qz = mbs_h5_quiet_begin();
+  hid_t fapl = -1;
+  int rc = file_access(path, err, &fapl);
+  // read-only first: every check and the statistics, so that a refusal leaves the file as it
+  // was (closing a file opened for writing would already cut it to its allocated size)
+  if (!rc && (s->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
+    rc = mbs_h5_fail(err, path, "continue it: it cannot be opened");
+  if (!rc) rc = check_format(s, err);
+  if (!rc) rc = open_layout(s, err);
+  if (!rc) rc = verify_prefix(s, n, &pre, err);
+  close_all(s);
+  mbs_h5_close(&s->file, H5Fclose);
+  if (!rc) rc = continue_file(s, layout, n, fapl, err);
+  mbs_h5_close(&fapl, H5Pclose);
+  if (rc) {
+    close_all(s);
+    mbs_h5_close(&s->file, H5Fclose);
+    H5Eclear2(H5E_DEFAULT);
+    free_store(s);
+    s = NULL;
+  } else {
+    // as if samples 0 .. n-1 had just been written and synced
+    s->block = n;
+    s->last = n - 1;
+    s->durable = n;
+    s->dirty = 0;
+    if (info) *info = pre;
+  }
+  mbs_h5_quiet_end(qz);
+  return s;
 }
 
 // ------------------------------------------------------------------------------------------

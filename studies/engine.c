@@ -281,6 +281,7 @@ typedef struct run_state {
   int use_mpi, rank, nranks, nthreads;
   mbs_scheduler sched;
   mbs_merger M;
+  int merger_init;       // rank 0 of a whole study: the merger is set up (mbs_merger_init)
   int merger_running;
   // the current batch (the same on every rank)
   mbs_batch batch;
@@ -301,8 +302,20 @@ static int not_mine(const run_state* R, long i) {
   return R->o->part_count > 0 && i % R->o->part_count != R->o->part_index;
 }
 
-// mark the samples completed by earlier runs
+// mark the samples completed by earlier runs: those merged into the result file below its mark
+// (rank 0 checks the file and reopens it; every rank learns the count), then the journals'
 static int scan_journals(run_state* R, mbs_error* err) {
+  long mark[2] = {0, 0};  // merged samples, failed among them (-1: rank 0 failed)
+  if (R->merger_init && mbs_merger_reopen(&R->M, &mark[0], &mark[1], err) != MBS_OK)
+    mark[0] = -1;
+  if (R->use_mpi) MPI_Bcast(mark, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+  if (mark[0] < 0)
+    return R->rank == 0 ? err->code
+                        : MBS_FAIL(err, MBS_ERR_IO, "study", "stopped: rank 0 reported an error");
+  if (mark[0] > R->P->nsamples) mark[0] = R->P->nsamples;
+  for (long i = 0; i < mark[0]; i++) R->done[i >> 3] |= (unsigned char)(1u << (i & 7));
+  R->done_before = mark[0];
+  R->failed_before = mark[1];
   char** files;
   int n, max_attempt;
   if (mbs_journal_list(R->parts, &files, &n, &max_attempt))
@@ -486,6 +499,7 @@ static void end_batch(run_state* R) {
 static int end_early(const mbs_study_spec* spec, int lock_fd, mbs_driver* D, mbs_plan* P,
                      run_state* R, const mbs_study_result* res, mbs_study_result* result,
                      int rc) {
+  if (R->merger_init) mbs_merger_abandon(&R->M);
   drop_lock(spec->output, lock_fd, 0);
   mbs_driver_destroy(D);
   mbs_plan_free(P);
@@ -624,6 +638,13 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     res.complete_before = 1;
     return end_early(spec, lock_fd, &D, &P, &R, &res, result, MBS_OK);
   }
+  if (rc == MBS_OK && R.rank == 0 && !part) {
+    // merged journals are deleted during the run, except where a resume or the driver needs
+    // them again: an iterative driver's (its batches are replayed) and a merge of parts
+    mbs_merger_init(&R.M, &P, parts, spec->output, log, t_start, R.nranks, R.nthreads,
+                    !D.ops->iterative && !opt->merge_only);
+    R.merger_init = 1;
+  }
   if (rc == MBS_OK) rc = scan_journals(&R, err);
   if (rc == MBS_OK && opt->merge_only == 2 && R.done_before < P.nsamples) {
     res.incomplete = 1;  // not every part is done: nothing to do yet
@@ -677,12 +698,13 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     MBS_FAIL(&R.err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   }
   // rank 0 writes the result file while the samples are computed (not in an array part)
-  if (!R.bad && R.rank == 0 && !part) {
-    if (mbs_merger_start(&R.M, &P, parts, spec->output, log, t_start, R.nranks, R.nthreads,
-                         &R.err) == MBS_OK)
+  if (R.rank == 0 && !part) {
+    if (!R.bad && mbs_merger_start(&R.M, &R.err) == MBS_OK) {
       R.merger_running = 1;
-    else
+    } else {
+      mbs_merger_abandon(&R.M);
       R.bad = 1;
+    }
   }
   R.last_progress = now();
   int err_thread = 0;
@@ -694,6 +716,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     mbs_error e;
     mbs_error_clear(&e);
     mbs_journal_writer* w = NULL;
+    char* jpath = NULL;  // the thread's journal (its first segment's name)
+    int segment = 0;
     mbs_sample* r = NULL;
     int ok = 1;
     double sync_t = now();
@@ -710,7 +734,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
                                               tid);
         const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
         w = path ? mbs_journal_create(path, &L, &e) : NULL;
-        free(path);
+        jpath = path;
         r = mbs_sample_create(&P, &D);
         ok = w && r;
         if (!ok && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
@@ -747,6 +771,20 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
             ok = mbs_journal_sync(w, &e) == MBS_OK;
             sync_t = now();
           }
+          if (ok && mbs_journal_bytes(w) >= spec->journal_segment) {
+            // the next segment: this one is complete (synced and closed), and the merger may
+            // delete it once its samples are safe in the result file
+            ok = mbs_journal_close(w, &e) == MBS_OK;
+            w = NULL;
+            char* next = ok ? mbs_journal_segment_path(jpath, ++segment) : NULL;
+            if (ok) {
+              const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
+              w = next ? mbs_journal_create(next, &L, &e) : NULL;
+              if (!w && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
+              ok = w != NULL;
+            }
+            free(next);
+          }
           io_time += now() - tio;
           done_run++;
           failed_run += st != MBS_OK;
@@ -782,6 +820,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     }
     io_time += now() - tio;
     mbs_sample_destroy(r);
+    free(jpath);
   }
   mbs_state_destroy(pristine);
   if (err_thread) {

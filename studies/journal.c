@@ -500,27 +500,63 @@ int mbs_journal_set_aside(const char* path, char** moved_to, mbs_error* err) {
 
 //---------------------------------- the journal folder -----------------------------------------
 
-static int is_journal(const char* name, int* attempt) {
-  int a, k, r, t;
-  char tail[8];
-  if (sscanf(name, "j%d-r%d-t%d.bin%7s", &a, &r, &t, tail) == 3 ||
-      sscanf(name, "j%d-p%d-r%d-t%d.bin%7s", &a, &k, &r, &t, tail) == 4) {  // an array part's
-    *attempt = a;
-    return 1;
+// j<attempt>[-p<part>]-r<rank>-t<thread>[-s<segment>].bin: the length of the name up to the
+// end of ".bin" (0: not a journal's name), its attempt and segment (0 without "-s")
+static int journal_name(const char* name, int* attempt, int* segment) {
+  int a, k, r, t, g = 0, end = -1;
+  if (!(sscanf(name, "j%d-r%d-t%d%n", &a, &r, &t, &end) == 3 && end > 0)) {
+    end = -1;
+    if (!(sscanf(name, "j%d-p%d-r%d-t%d%n", &a, &k, &r, &t, &end) == 4 && end > 0))  // a part's
+      return 0;
   }
-  return 0;
+  if (name[end] == '-') {
+    int e2 = -1;
+    if (!(sscanf(name + end, "-s%d%n", &g, &e2) == 1 && e2 > 0 && g > 0)) return 0;
+    end += e2;
+  }
+  if (strncmp(name + end, ".bin", 4) != 0) return 0;
+  *attempt = a;
+  if (segment) *segment = g;
+  return end + 4;
+}
+
+static int is_journal(const char* name, int* attempt) {
+  const int n = journal_name(name, attempt, NULL);
+  return n > 0 && name[n] == 0;
 }
 
 // a journal set aside (mbs_journal_set_aside): <journal name>.damaged[N]
 static int is_set_aside(const char* name, int* attempt) {
-  int a, k, r, t, end = -1;
-  if (!(sscanf(name, "j%d-r%d-t%d.bin%n", &a, &r, &t, &end) == 3 && end > 0)) {
-    end = -1;
-    if (!(sscanf(name, "j%d-p%d-r%d-t%d.bin%n", &a, &k, &r, &t, &end) == 4 && end > 0))
-      return 0;
+  const int n = journal_name(name, attempt, NULL);
+  return n > 0 && !strncmp(name + n, ".damaged", 8);
+}
+
+char* mbs_journal_segment_path(const char* path, int segment) {
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  int a, g;
+  const int n = journal_name(base, &a, &g);
+  if (n <= 0 || base[n] != 0 || segment < 1) return NULL;
+  // the name without its segment and ".bin"
+  size_t keep = (size_t)(base - path) + (size_t)n - 4;
+  if (g > 0) {
+    const char* dash = strrchr(base, '-');  // "-s<g>"
+    keep = (size_t)(dash - path);
   }
-  *attempt = a;
-  return !strncmp(name + end, ".damaged", 8);
+  return mbs_format_string("%.*s-s%d.bin", (int)keep, path, segment);
+}
+
+char* mbs_journal_next_segment(const char* path) {
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  int a, g;
+  const int n = journal_name(base, &a, &g);
+  if (n <= 0 || base[n] != 0) return NULL;
+  return mbs_journal_segment_path(path, g + 1);
+}
+
+long mbs_journal_bytes(const mbs_journal_writer* w) {
+  return w ? (long)w->end : 0;
 }
 
 static int cmp_str(const void* a, const void* b) {
@@ -584,7 +620,88 @@ void mbs_journal_clear_dir(const char* dir) {
   char* partial = mbs_format_string("%s/result.h5", dir);
   if (partial) remove(partial);
   free(partial);
+  mbs_journal_remove_merged(dir);
   rmdir(dir);
+}
+
+//---------------------------------- the merged mark -------------------------------------------
+
+#define MERGED_NAME "merged"
+
+int mbs_journal_write_merged(const char* dir, const mbs_journal_merged* m, mbs_error* err) {
+  char* path = mbs_format_string("%s/" MERGED_NAME, dir);
+  char* tmp = mbs_format_string("%s/" MERGED_NAME ".new", dir);
+  int rc = MBS_OK;
+  if (!path || !tmp) {
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  } else {
+    char msg[sizeof m->message];
+    snprintf(msg, sizeof msg, "%s", m->message);
+    for (char* c = msg; *c; c++)
+      if (*c == '\n' || *c == '\r') *c = ' ';
+    char text[sizeof msg + 256];
+    const int len = snprintf(text, sizeof text, "mbstudy merged 1\nfingerprint %016llx\n"
+                             "samples %ld\nfailed %ld\nfirst_failed %ld\nmessage %s\n",
+                             (unsigned long long)m->fingerprint, m->samples, m->failed,
+                             m->first_failed, msg);
+    // written beside, synced, then renamed over the old mark, the folder synced: a crash
+    // leaves the old mark or the new one, whole
+    const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, text, (size_t)len) != len || fsync(fd) != 0) {
+      rc = MBS_FAIL(err, MBS_ERR_IO, tmp, "%s: cannot write: %s", tmp, strerror(errno));
+    }
+    if (fd >= 0) close(fd);
+    if (rc == MBS_OK && rename(tmp, path) != 0)
+      rc = MBS_FAIL(err, MBS_ERR_IO, path, "%s: cannot write: %s", path, strerror(errno));
+    if (rc != MBS_OK) remove(tmp);
+    const int dfd = rc == MBS_OK ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd >= 0) {
+      if (fsync(dfd) != 0)
+        rc = MBS_FAIL(err, MBS_ERR_IO, dir, "%s: cannot sync the folder: %s", dir,
+                      strerror(errno));
+      close(dfd);
+    }
+  }
+  free(path);
+  free(tmp);
+  return rc;
+}
+
+int mbs_journal_read_merged(const char* dir, mbs_journal_merged* m) {
+  memset(m, 0, sizeof(*m));
+  m->first_failed = -1;
+  char* path = mbs_format_string("%s/" MERGED_NAME, dir);
+  FILE* f = path ? fopen(path, "r") : NULL;
+  free(path);
+  if (!f) return 0;
+  char line[700];
+  int version = 0, have = 0;
+  unsigned long long fp = 0;
+  while (fgets(line, sizeof line, f)) {
+    have += sscanf(line, "mbstudy merged %d", &version) == 1;
+    have += sscanf(line, "fingerprint %llx", &fp) == 1;
+    have += sscanf(line, "samples %ld", &m->samples) == 1;
+    have += sscanf(line, "failed %ld", &m->failed) == 1;
+    have += sscanf(line, "first_failed %ld", &m->first_failed) == 1;
+    if (!strncmp(line, "message ", 8)) {
+      snprintf(m->message, sizeof m->message, "%s", line + 8);
+      m->message[strcspn(m->message, "\n")] = 0;
+    }
+  }
+  fclose(f);
+  m->fingerprint = fp;
+  if (have != 5 || version != 1 || m->samples < 0 || m->failed < 0 || m->failed > m->samples) {
+    memset(m, 0, sizeof(*m));
+    m->first_failed = -1;
+    return 0;
+  }
+  return 1;
+}
+
+void mbs_journal_remove_merged(const char* dir) {
+  char* path = mbs_format_string("%s/" MERGED_NAME, dir);
+  if (path) remove(path);
+  free(path);
 }
 
 int mbs_journal_count(const char* dir, long nsamples, long* done, long* failed,
@@ -600,6 +717,25 @@ int mbs_journal_count(const char* dir, long nsamples, long* done, long* failed,
   // which samples were seen: a bitmap as large as the largest index (grown as needed)
   unsigned char* seen = NULL;
   long cap = 0;
+  // the samples merged into the result file, whose journals may be deleted (the mark)
+  mbs_journal_merged mk;
+  if (mbs_journal_read_merged(dir, &mk) && mk.samples > 0) {
+    cap = mk.samples / 8 + 1024;
+    seen = calloc((size_t)cap, 1);
+    if (!seen) {
+      mbs_journal_free_list(files, n);
+      return -1;
+    }
+    memset(seen, 0xff, (size_t)(mk.samples / 8));
+    for (long i = mk.samples / 8 * 8; i < mk.samples; i++)
+      seen[i >> 3] |= (unsigned char)(1u << (i & 7));
+    *done = mk.samples;
+    *failed = mk.failed;
+    if (first_failed && mk.first_failed >= 0) {
+      *first_failed = mk.first_failed;
+      if (message && message_size) snprintf(message, message_size, "%s", mk.message);
+    }
+  }
   for (int i = 0; i < n; i++) {
     mbs_error e;
     mbs_journal_reader* r = mbs_journal_open(files[i], NULL, &e);

@@ -78,20 +78,45 @@ int mbs_journal_header_cut_short(const char* path);
 // mbs_journal_list does not list; the new name in *moved_to (malloc'ed; may be NULL)
 int mbs_journal_set_aside(const char* path, char** moved_to, mbs_error* err);
 
-// The journal folder `<output>.parts/`: journals are named j<attempt>-r<rank>-t<thread>.bin.
+// bytes in the journal (its header and whole records)
+long mbs_journal_bytes(const mbs_journal_writer* w);
+// The journal folder `<output>.parts/`: journals are named j<attempt>-r<rank>-t<thread>.bin
+// (j<attempt>-p<part>-r<rank>-t<thread>.bin in an array job's part). A thread whose journal
+// grows past execution.journal_segment closes it and goes on in its next segment, named with
+// "-s<segment>" before ".bin" (1, 2, ...); a segment whose successor exists is complete.
+// The path of a journal's segment `segment` (>= 1; malloc'ed; NULL for a name that is not a
+// journal's)
+char* mbs_journal_segment_path(const char* path, int segment);
+// the path of the segment after the journal at `path` (malloc'ed; NULL as above)
+char* mbs_journal_next_segment(const char* path);
 // The journal files of a folder, sorted by name (a missing folder: none; journals set aside
 // not listed); *max_attempt is the largest attempt number found, set-aside journals' included
 // (-1: none). Free the list with mbs_journal_free_list.
 int mbs_journal_list(const char* dir, char*** out, int* n, int* max_attempt);
 void mbs_journal_free_list(char** v, int n);
-// The samples recorded in a folder's journals, of any study (each sample once; records of
-// indices >= nsamples ignored when nsamples > 0): *done, *failed; the first failure's index
-// and message (index -1 without). With `recent_since` > 0, *recent counts the records of the
-// journals of the highest attempt modified since then (a running job's own). 0, or -1 when the
-// folder cannot be read.
+// The samples recorded in a folder's journals and its merged mark, of any study (each sample
+// once; records of indices >= nsamples ignored when nsamples > 0): *done, *failed; the first
+// failure's index and message (index -1 without). With `recent_since` > 0, *recent counts the
+// records of the journals of the highest attempt modified since then (a running job's own).
+// 0, or -1 when the folder cannot be read.
 int mbs_journal_count(const char* dir, long nsamples, long* done, long* failed,
                       long* first_failed, char* message, size_t message_size, long recent_since,
                       long* recent);
+// The merged mark `<parts>/merged`: the samples 0 .. samples-1 are in <parts>/result.h5 and
+// synced to disk, so their journals may be deleted (a text file: the study's fingerprint, the
+// count, the failed samples among them, the first failed one and its message). Written beside
+// and renamed into place (whole or not at all).
+typedef struct mbs_journal_merged {
+  uint64_t fingerprint;
+  long samples;
+  long failed;
+  long first_failed;   // -1: none
+  char message[512];
+} mbs_journal_merged;
+int mbs_journal_write_merged(const char* dir, const mbs_journal_merged* m, mbs_error* err);
+// 1 with a valid mark, 0 without one
+int mbs_journal_read_merged(const char* dir, mbs_journal_merged* m);
+void mbs_journal_remove_merged(const char* dir);
 // remove a folder's journals (those set aside too) and the folder (start over)
 void mbs_journal_clear_dir(const char* dir);
 

@@ -64,13 +64,16 @@ static int find_sources(mbs_merger* M, int complete) {
     m->path = files[i];
     files[i] = NULL;
     m->r = r;
-    mbs_journal_set_resync(r, complete || M->finish);
+    m->complete = complete || M->finish;
+    m->max_index = -1;
+    mbs_journal_set_resync(r, m->complete);
   }
   mbs_journal_free_list(files, n);
   return rc;
 }
 
-static int open_store(mbs_merger* M) {
+// make the file, or (reopen > 0) continue the one whose first `reopen` samples are merged
+static int open_store(mbs_merger* M, long reopen, mbs_store_prefix* info) {
   const mbs_plan* P = M->P;
   const mbs_study_spec* sp = P->spec;
   int nq = 0;
@@ -80,8 +83,7 @@ static int open_store(mbs_merger* M) {
   const char** pu = calloc((size_t)P->np + 1, sizeof(char*));
   const char** sn = calloc((size_t)P->nscal + 1, sizeof(char*));
   const char** su = calloc((size_t)P->nscal + 1, sizeof(char*));
-  M->traj = calloc((size_t)nq + 1, sizeof(double*));
-  M->partial = mbs_format_string("%s/result.h5", M->parts);
+  if (!M->traj) M->traj = calloc((size_t)nq + 1, sizeof(double*));
   int rc = MBS_OK;
   if (!sq || !pn || !pu || !sn || !su || !M->traj || !M->partial)
     rc = MBS_FAIL(&M->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
@@ -141,9 +143,10 @@ static int open_store(mbs_merger* M) {
   static const double pct[5] = {5, 25, 50, 75, 95};
   const mbs_store_layout layout = {P->nsamples, P->np, pn, pu, P->nframes, P->times, nq, sq,
                                    P->nscal, sn, su, 5, pct, na, all, 0, P->time_units,
-                                   P->model_document};
+                                   P->model_document, P->spec->journal_segment};
   if (rc == MBS_OK) {
-    M->store = mbs_store_create(M->partial, &layout, 1, &M->err);
+    M->store = reopen > 0 ? mbs_store_reopen(M->partial, &layout, reopen, info, &M->err)
+                          : mbs_store_create(M->partial, &layout, 1, &M->err);
     if (!M->store) rc = M->err.code;
   }
   free(warnings);
@@ -185,11 +188,13 @@ static int step(mbs_merger* M, int final, int* progressed) {
   const long limit = M->limit;
   pthread_mutex_unlock(&M->lock);
   // the workers are done: every journal is complete, its damaged records skipped
-  for (int i = 0; final && i < M->nsrc; i++) mbs_journal_set_resync(M->src[i].r, 1);
+  for (int i = 0; final && i < M->nsrc; i++)
+    if (!M->src[i].gone) mbs_journal_set_resync(M->src[i].r, 1);
   while (rc == MBS_OK && M->next < limit && !M->stop) {
     int hit = -1;
     for (int i = 0; i < M->nsrc && hit < 0; i++) {
       mbs_merge_src* m = &M->src[i];
+      if (m->gone) continue;
       if (!m->has) m->has = mbs_journal_next(m->r, &m->rec);
       while (m->has && m->rec.index < M->next)  // a duplicate (cannot happen; tolerated)
         m->has = mbs_journal_next(m->r, &m->rec);
@@ -206,6 +211,7 @@ static int step(mbs_merger* M, int final, int* progressed) {
       break;
     }
     mbs_journal_record* r = &M->src[hit].rec;
+    if (r->index > M->src[hit].max_index) M->src[hit].max_index = r->index;
     for (int i = 0, k = 0; i < P->nquant; i++)
       if (!P->quant[i].hidden) M->traj[k++] = r->traj + P->quant[i].offset;
     const mbs_store_sample smp = {r->index, r->params, r->status, r->message, r->wall, r->steps,
@@ -214,6 +220,18 @@ static int step(mbs_merger* M, int final, int* progressed) {
     pthread_mutex_lock(&M->lock);
     if (rc == MBS_OK) rc = collect(M, r);
     pthread_mutex_unlock(&M->lock);
+    if (r->status != MBS_OK && rc == MBS_OK && M->prune) {  // counted into the mark later
+      if (M->nfail_idx == M->capfail) {
+        const long cap = M->capfail ? 2 * M->capfail : 64;
+        long* v = realloc(M->fail_idx, (size_t)cap * sizeof(long));
+        if (!v) rc = MBS_FAIL(&M->err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+        else {
+          M->fail_idx = v;
+          M->capfail = cap;
+        }
+      }
+      if (rc == MBS_OK) M->fail_idx[M->nfail_idx++] = r->index;
+    }
     if (r->status != MBS_OK) {
       if (M->failed == 0) {
         M->first_failed = r->index;
@@ -236,13 +254,71 @@ static int step(mbs_merger* M, int final, int* progressed) {
   return rc;
 }
 
+// delete the complete journals read to their end whose samples are all synced in the result
+// file: the file is synced first (at a whole number of its checkpoint blocks) and the merged
+// mark written, so that a crash at any point leaves each sample in a journal or below the mark
+static int prune(mbs_merger* M) {
+  if (!M->prune || !M->store) return MBS_OK;
+  const double t0 = now();
+  int candidates = 0;
+  for (int i = 0; i < M->nsrc; i++) {
+    mbs_merge_src* m = &M->src[i];
+    if (m->gone) continue;
+    if (!m->complete) {  // its writer went on in the next segment: it is whole
+      char* nx = mbs_journal_next_segment(m->path);
+      m->complete = nx && access(nx, F_OK) == 0;
+      free(nx);
+      if (!m->complete) continue;
+      mbs_journal_set_resync(m->r, 1);
+    }
+    if (!m->has) m->has = mbs_journal_next(m->r, &m->rec);
+    if (!m->has) candidates++;
+  }
+  int rc = MBS_OK;
+  long d = M->durable;
+  if (candidates) rc = mbs_store_sync(M->store, &d, &M->err);
+  if (rc == MBS_OK && d > M->durable) {
+    long k = 0;
+    while (k < M->nfail_idx && M->fail_idx[k] < d) k++;
+    const long failed = M->durable_failed + k;
+    mbs_journal_merged mk;
+    memset(&mk, 0, sizeof(mk));
+    mk.fingerprint = M->P->fingerprint;
+    mk.samples = d;
+    mk.failed = failed;
+    mk.first_failed = M->first_failed >= 0 && M->first_failed < d ? M->first_failed : -1;
+    if (mk.first_failed >= 0) snprintf(mk.message, sizeof(mk.message), "%s", M->first_message);
+    rc = mbs_journal_write_merged(M->parts, &mk, &M->err);
+    if (rc == MBS_OK) {
+      memmove(M->fail_idx, M->fail_idx + k, (size_t)(M->nfail_idx - k) * sizeof(long));
+      M->nfail_idx -= k;
+      M->durable = d;
+      M->durable_failed = failed;
+    }
+  }
+  for (int i = 0; rc == MBS_OK && i < M->nsrc; i++) {
+    mbs_merge_src* m = &M->src[i];
+    if (m->gone || !m->complete || m->has || m->max_index >= M->durable) continue;
+    mbs_journal_close_reader(m->r);
+    m->r = NULL;
+    m->gone = 1;
+    if (remove(m->path) != 0 && errno != ENOENT)
+      rc = MBS_FAIL(&M->err, MBS_ERR_IO, m->path, "%s: cannot delete the merged journal: %s",
+                    m->path, strerror(errno));
+    M->pruned++;
+  }
+  M->busy += now() - t0;
+  return rc;
+}
+
 static void* merger_main(void* arg) {
   mbs_merger* M = arg;
-  int rc = open_store(M);
+  int rc = M->store ? MBS_OK : open_store(M, 0, NULL);
   while (rc == MBS_OK && !M->stop) {
     const int finish = M->finish;  // read before the step: a last full pass after it is set
     int progressed;
     rc = step(M, finish, &progressed);
+    if (rc == MBS_OK && !finish && progressed) rc = prune(M);
     if (finish) break;
     if (!progressed) {  // 5 ms, or until someone waits for samples
       struct timespec until;
@@ -277,8 +353,8 @@ static void drop_sources(mbs_merger* M) {
   M->nsrc = M->capsrc = 0;
 }
 
-int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
-                     FILE* log, double t_start, int nranks, int nthreads, mbs_error* err) {
+void mbs_merger_init(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
+                     FILE* log, double t_start, int nranks, int nthreads, int prune) {
   memset(M, 0, sizeof(*M));
   M->first_failed = -1;
   M->P = P;
@@ -288,6 +364,56 @@ int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const 
   M->t_start = t_start;
   M->nranks = nranks;
   M->nthreads = nthreads;
+  M->prune = prune;
+}
+
+int mbs_merger_reopen(mbs_merger* M, long* n, long* failed, mbs_error* err) {
+  *n = *failed = 0;
+  if (!M->partial) M->partial = mbs_format_string("%s/result.h5", M->parts);
+  if (!M->partial) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
+  mbs_journal_merged mk;
+  if (!mbs_journal_read_merged(M->parts, &mk) || mk.samples <= 0) return MBS_OK;
+  mbs_store_prefix info;
+  memset(&info, 0, sizeof(info));
+  int rc = MBS_OK;
+  if (mk.fingerprint != M->P->fingerprint)
+    rc = MBS_FAIL(&M->err, MBS_ERR_ARGUMENT, M->parts, "its mark is of another study");
+  else
+    rc = open_store(M, mk.samples, &info);
+  if (rc != MBS_OK) {
+    if (rc == MBS_ERR_NO_MEMORY) {
+      *err = M->err;
+      return rc;
+    }
+    // the file cannot be continued: its samples are computed again (their journals are gone)
+    fprintf(M->log, "mbstudy: warning: %s: the %ld samples merged before cannot be continued "
+            "(%s): they will be computed again\n", M->partial, mk.samples, M->err.message);
+    mbs_error_clear(&M->err);
+    mbs_journal_remove_merged(M->parts);
+    remove(M->partial);
+    return MBS_OK;
+  }
+  M->next = M->durable = mk.samples;
+  M->failed = M->durable_failed = info.failed;
+  M->first_failed = info.first_failed;
+  snprintf(M->first_message, sizeof(M->first_message), "%s", info.first_message);
+  *n = mk.samples;
+  *failed = info.failed;
+  return MBS_OK;
+}
+
+void mbs_merger_abandon(mbs_merger* M) {
+  if (M->store) mbs_store_discard(M->store);
+  M->store = NULL;
+  free(M->traj);
+  free(M->partial);
+  M->traj = NULL;
+  M->partial = NULL;
+}
+
+int mbs_merger_start(mbs_merger* M, mbs_error* err) {
+  if (!M->partial) M->partial = mbs_format_string("%s/result.h5", M->parts);
+  if (!M->partial) return MBS_FAIL(err, MBS_ERR_NO_MEMORY, "study", "out of memory");
   // the journals of earlier runs (before this run's workers start theirs): complete
   if (find_sources(M, 1) != MBS_OK) {
     drop_sources(M);
@@ -409,10 +535,12 @@ int mbs_merger_end(mbs_merger* M, int ok, long final, mbs_error* err) {
            mbs_store_set_attribute(M->store, "merged_samples", count, &e) == MBS_OK &&
            mbs_store_set_attribute(M->store, "failed_samples", nfail, &e) == MBS_OK &&
            mbs_store_close(M->store, &e) == MBS_OK;
-    if (!kept) remove(M->partial);
   } else {
     mbs_store_discard(M->store);
   }
+  // the samples below the mark are only in the file now (their journals are deleted): it
+  // stays, whatever happened after the mark (a resume checks it and goes on from the mark)
+  if (rc != MBS_OK && M->durable > 0) kept = 1;
   M->store = NULL;
   for (int i = 0; i < M->nsrc; i++) {
     mbs_journal_close_reader(M->src[i].r);
@@ -431,7 +559,7 @@ int mbs_merger_commit(mbs_merger* M, int ok, mbs_error* err) {
   if (ok && rename(M->partial, M->output) != 0) {
     rc = MBS_FAIL(err, MBS_ERR_IO, M->output, "%s: cannot move %s there: %s", M->output,
                   M->partial, strerror(errno));
-    remove(M->partial);
+    if (M->durable == 0) remove(M->partial);  // else it holds samples no journal has
   }
   // the journals are no longer needed once the file is complete
   if (ok && rc == MBS_OK) {
@@ -450,6 +578,7 @@ int mbs_merger_commit(mbs_merger* M, int ok, mbs_error* err) {
   free(M->c_traj);
   free(M->c_status);
   free(M->c_frames);
+  free(M->fail_idx);
   pthread_cond_destroy(&M->moved);
   pthread_cond_destroy(&M->kick);
   pthread_mutex_destroy(&M->lock);

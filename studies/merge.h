@@ -21,6 +21,9 @@ typedef struct mbs_merge_src {
   mbs_journal_reader* r;
   mbs_journal_record rec;
   int has;
+  int complete;           // no longer written (an earlier run's, or its next segment exists)
+  int gone;               // deleted: its samples are in the result file, synced
+  long max_index;         // the largest sample index read from it (-1: none)
 } mbs_merge_src;
 
 typedef struct mbs_merger {
@@ -43,6 +46,16 @@ typedef struct mbs_merger {
   long first_failed;      // the first failed sample (by index), -1: none
   char first_message[512];
   double busy;            // s spent reading journals and writing (not waiting)
+  // deleting merged journals during the run (not for iterative drivers, whose resume replays
+  // the journals, nor for array parts and their merge): once a complete journal's samples are
+  // all below the result file's synced count, the merged mark (journal.h) is written and the
+  // journal deleted, so that the disk holds little more than the result file
+  int prune;
+  long durable;           // samples synced in the result file and marked
+  long durable_failed;    // failed samples among them
+  long* fail_idx;         // failed samples at or above `durable` (in order)
+  long nfail_idx, capfail;
+  long pruned;            // journals deleted
   int rc;
   mbs_error err;
   // the batch being collected for the driver (rank 0)
@@ -65,9 +78,19 @@ typedef struct mbs_merger {
   volatile int stop;      // abandon (the study was stopped or failed)
 } mbs_merger;
 
-// start the writer thread (rank 0); attributes are the file's root attributes
-int mbs_merger_start(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
-                     FILE* log, double t_start, int nranks, int nthreads, mbs_error* err);
+// set up (rank 0): nothing is read or written yet; prune: delete merged journals during the run
+void mbs_merger_init(mbs_merger* M, const mbs_plan* P, const char* parts, const char* output,
+                     FILE* log, double t_start, int nranks, int nthreads, int prune);
+// at a resume (before start): the samples an earlier run merged into <parts>/result.h5 and
+// marked (<parts>/merged), the file reopened to go on from them. *n: their count, *failed:
+// failed samples among them (0 without a mark; 0 also when the file cannot be continued: a
+// warning on the log says why, the mark and the file are removed and the samples are computed
+// again). Errors only for what stops the run (out of memory).
+int mbs_merger_reopen(mbs_merger* M, long* n, long* failed, mbs_error* err);
+// start the writer thread (rank 0), the file made (or continued after mbs_merger_reopen)
+int mbs_merger_start(mbs_merger* M, mbs_error* err);
+// before start, when the run ends early: close a reopened file as it is, free
+void mbs_merger_abandon(mbs_merger* M);
 // samples [0, limit) are asked for
 void mbs_merger_set_limit(mbs_merger* M, long limit);
 // collect the samples [first, first + count) for the driver (expect: their parameters, count ×

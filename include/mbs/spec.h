@@ -66,6 +66,9 @@
 //     max_frames: 1000000               # frames per sample at most (refused above)
 //     check_disk_space: true            # false: run even when the result (uncompressed)
 //                                       # exceeds the free space of its disk
+//     journal_segment: 67108864         # bytes: a thread's journal is closed and a new one
+//                                       # begun past this size, so that journals merged into
+//                                       # the result file can be deleted during the run
 //   output: results.h5                  # relative to the spec file's folder
 #ifndef MBS_SPEC_H_
 #define MBS_SPEC_H_
@@ -272,6 +275,7 @@ typedef struct mbs_study_spec {
   int threads_line;            // its line in the file (0: not there, or set by --threads)
   long max_frames;             // frames per sample at most (execution.max_frames, 1000000)
   int check_disk_space;        // 0: run even when the result may not fit on its disk
+  long journal_segment;        // bytes of a journal before the next is begun (64 MiB)
   int duration_line, output_interval_line;  // lines of simulation.duration, .output_interval
   double checkpoint_interval;
   int allow_failed_samples;    // 1: failed samples are acceptable (run exits 0 with them)

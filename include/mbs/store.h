@@ -57,6 +57,9 @@ typedef struct mbs_store_layout {
   // study's model on its platform), written as /model/document (variable-length UTF-8 string,
   // attribute `format` = "OpenSim 4 .osim"); NULL: none
   const char* model_document;
+  // trajectory bytes between two checkpoints at most (mbs_store_sync): the per-sample chunks
+  // are sized so that a checkpoint comes at least this often; 0: 64 MiB
+  long checkpoint_bytes;
 } mbs_store_layout;
 
 // Create `path` (refusing to replace an existing file unless `force`). NULL on failure.
@@ -94,6 +97,42 @@ int mbs_store_close(mbs_store* s, mbs_error* err);
 // Close without flushing the last chunk or writing statistics (the file is incomplete and
 // should be removed by the caller); frees s.
 void mbs_store_discard(mbs_store* s);
+
+// Checkpoints: the file as the durable record of the samples written so far.
+//
+// Samples per checkpoint: every durable count is a multiple of it (or S). Every per-sample
+// chunk length and the trajectories' samples per chunk divide it, so no chunk holding a sample
+// below a checkpoint is written again after it (see io/FORMAT.md).
+long mbs_store_checkpoint_samples(const mbs_store* s);
+
+// Make the samples written so far durable up to D, the largest multiple of the checkpoint with
+// every sample below it in the file (S once the last sample, index S - 1, has arrived: its
+// block is written then): when D exceeds the durable count, flush the file and fsync it (and
+// its folder the first time). A process killed after this leaves a file that
+// mbs_store_reopen continues from *durable, which receives the durable count (0 before the
+// first checkpoint). Cheap when the count does not change. A failure leaves the store refusing
+// further samples, as a failed write does.
+int mbs_store_sync(mbs_store* s, long* durable, mbs_error* err);
+
+// What mbs_store_reopen found in the samples it kept.
+typedef struct mbs_store_prefix {
+  long failed;              // samples with status != 0
+  long first_failed;        // the lowest index of those, -1 when none
+  char first_message[512];  // its message
+} mbs_store_prefix;
+
+// Continue a file that mbs_store_create made with the same layout (the same nsamples, nparams,
+// nframes, quantities and scalars, or an error naming the file) and whose samples 0 .. n-1 were
+// written and made durable by mbs_store_sync (n a multiple of the checkpoint, or S; n >= 1).
+// Those samples are read back in blocks of a trajectory chunk, which checks them: an unreadable
+// chunk (a checksum mismatch) or a sample below n never written fails with an error naming the
+// file and the dataset, and the file is left as it was. The statistics are rebuilt from them,
+// what the file held from sample n on is dropped, the layout's root attributes are written again
+// (and "incomplete" and "merged_samples" removed, with the statistics of an earlier close);
+// writing goes on with sample n, and mbs_store_close then gives the datasets an uninterrupted
+// writer would have. `info` (may be NULL) receives the failed samples below n. NULL on failure.
+mbs_store* mbs_store_reopen(const char* path, const mbs_store_layout* layout, long n,
+                            mbs_store_prefix* info, mbs_error* err);
 
 #ifdef __cplusplus
 }

@@ -297,6 +297,18 @@ def _parse_payload(data, p, np_, nt, ns):
             "message": message, "params": params, "scalars": scalars}
 
 
+def _merged_count(parts):
+    """the samples a running study has merged into its result file (`<parts>/merged`), 0"""
+    try:
+        with builtins.open(os.path.join(parts, "merged")) as f:
+            for line in f:
+                if line.startswith("samples "):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _read_journals(parts):
     """every whole record of the journals in `parts` (each sample once; a damaged record of
     format 3 is skipped as mbstudy does, by looking for the next record)"""
@@ -367,6 +379,11 @@ def open(path):
             note = _text(f.attrs.get("incomplete", "")) or "incomplete"
             return Study(path, f, complete=False, note=note)
     if os.path.isdir(parts):
-        return Study(path, None, complete=False, note="running (or stopped before any sample "
-                     "was merged): the journals' records", journal=_read_journals(parts))
+        note = ("running (or stopped before any sample was merged): the journals' records")
+        merged = _merged_count(parts)
+        if merged:
+            note = (f"running: samples 0 .. {merged - 1} are merged into the result file (their "
+                    f"journals deleted; readable when the run ends) and here are the journals' "
+                    f"records of the others")
+        return Study(path, None, complete=False, note=note, journal=_read_journals(parts))
     raise FileNotFoundError(f"{path}: no result file and no journals ({parts})")

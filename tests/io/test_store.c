@@ -15,8 +15,20 @@
 //    sample larger than 1 MiB (frames split across chunks), statistics checked on a few columns;
 //  - a study with no parameters, scalars, quantities or percentiles;
 //  - a full disk (a file size limit): the failing write returns MBS_ERR_IO naming the file, the
-//    store refuses further samples, and close still frees everything.
+//    store refuses further samples, and close still frees everything;
+//  - checkpoints: for 38 layouts every per-sample chunk length along samples divides the
+//    checkpoint (or is S), as the trajectories' do; a writer syncing after every sample reaches
+//    durable counts 8192, 16384 and S, never writes a chunk below a checkpoint again, and gives
+//    the datasets of an unsynced writer; files left by a child process that dies after a sync
+//    with later samples written (_exit without closing, SIGKILL at random points, a sync every
+//    1 to 5000 samples) and by a stopped run closed with its statistics, continued from their
+//    durable count by mbs_store_reopen, hold the same datasets and attributes (object
+//    references compared as the names they point to) as the uninterrupted file, statistics
+//    included, and the failed samples below the count are reported; reopening is refused, the
+//    file's bytes unchanged, for a count that is not a checkpoint, samples never written below
+//    it, another layout and a chunk with one flipped byte.
 // With `--example <file>` it only writes the small study to <file> (for tests/io/check_store.py).
+#include <fcntl.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <signal.h>
@@ -25,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mbs/store.h"
@@ -1210,6 +1223,888 @@ static void test_truncate(void) {
   unlink(path);
 }
 
+// ------------------------------------------------------------------------------------------
+// checkpoints: chunk alignment, sync, and a file continued after a crash
+
+static int power_of_two(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// the chunk length along samples of dataset `name`; *nfilters receives its filter count
+static long chunk_along_samples(hid_t file, const char* name, int* nfilters) {
+  long len = -1;
+  *nfilters = -1;
+  hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  if (d < 0) return -1;
+  hid_t dcpl = H5Dget_create_plist(d);
+  hsize_t ch[3] = {0, 0, 0};
+  if (H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 3, ch) > 0) len = (long)ch[0];
+  *nfilters = H5Pget_nfilters(dcpl);
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  return len;
+}
+
+// Layouts of several samples per chunk, parameter counts, scalars, 1 and 1000 frames and small
+// and large sample counts (and one sample larger than 1 MiB): every per-sample dataset's chunk
+// length along samples is spc x 2^k (or S) and divides the checkpoint, which spc divides too;
+// the checkpoint keeps within 64 KiB of 8-byte rows and 64 MiB of trajectories (unless it is
+// one block), and the filters are shuffle + deflate + Fletcher32 as before.
+static void test_chunk_alignment(void) {
+  const char* path = "test_store_align.h5";
+  const int spcs[] = {0, 1, 3, 8, 100, 1000};
+  const int nfs[] = {1, 1000, 50000};
+  const long nss[] = {5, 37, 50000};
+  static const char* pn[7] = {"a", "b", "c", "d", "e", "f", "g"};
+  static const char* sn[2] = {"s1", "s2"};
+  static const char* c3[3] = {"x", "y", "z"};
+  static const char* c2[2] = {"u", "v"};
+  const mbs_store_quantity q[2] = {{"p", 3, c3, "m", NULL}, {"f", 2, c2, "N", NULL}};
+  double* times = malloc(50000 * sizeof *times);
+  if (!times) return;
+  for (int f = 0; f < 50000; f++) times[f] = 1e-3 * f;
+  long layouts = 0, lo = -1, hi = -1;
+  for (size_t a = 0; a < sizeof spcs / sizeof spcs[0]; a++)
+    for (size_t b = 0; b < sizeof nfs / sizeof nfs[0]; b++)
+      for (size_t c = 0; c < sizeof nss / sizeof nss[0]; c++) {
+        const int nf = nfs[b];
+        if (nf == 50000 && (a > 1 || c != 1)) continue;  // the large sample: a few layouts
+        mbs_store_layout L = {0};
+        L.nsamples = nss[c];
+        L.nparams = 1 + (int)(layouts % 7);
+        L.param_names = pn;
+        L.nframes = nf;
+        L.times = times;
+        L.nquantities = layouts % 3 == 2 ? 1 : 2;
+        L.quantities = q;
+        L.nscalars = layouts % 2 ? 2 : 0;
+        L.scalar_names = sn;
+        L.samples_per_chunk = spcs[a];
+        const long traj_bytes = (long)nf * (L.nquantities == 2 ? 5 : 3) * 8;
+        mbs_error err;
+        mbs_store* s = mbs_store_create(path, &L, 1, &err);
+        EXPECT_TRUE(s != NULL);
+        if (!s) continue;
+        const long ckpt = mbs_store_checkpoint_samples(s);
+        EXPECT_OK(mbs_store_close(s, &err));
+        layouts++;
+        if (lo < 0 || ckpt < lo) lo = ckpt;
+        if (ckpt > hi) hi = ckpt;
+        hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        EXPECT_TRUE(file >= 0);
+        if (file < 0) continue;
+        int nfil = 0;
+        // trajectories: spc samples per chunk (1 when a sample exceeds 1 MiB)
+        const long spc = chunk_along_samples(file, "/trajectories/p", &nfil);
+        EXPECT_TRUE(spc >= 1 && ckpt % spc == 0 && power_of_two(ckpt / spc));
+        if (L.nquantities == 2) {
+          EXPECT_EQ_INT(chunk_along_samples(file, "/trajectories/f", &nfil), spc);
+        }
+        if (spc > 0 && ckpt > spc) {  // the checkpoint's bounds, when it is more than a block
+          EXPECT_TRUE(ckpt * 8 <= 64 * 1024 && ckpt * traj_bytes <= 64L * 1024 * 1024);
+        }
+        const char* per[] = {"/samples", "/parameters", "/status/code", "/status/message",
+                             "/status/wall_time", "/status/steps", "/status/done",
+                             "/scalars/s1", "/scalars/s2"};
+        const int nper = L.nscalars ? 9 : 7;
+        for (int i = 0; i < nper; i++) {
+          const long len = chunk_along_samples(file, per[i], &nfil);
+          EXPECT_TRUE(len >= 1);
+          EXPECT_EQ_INT(nfil, 3);  // shuffle, deflate, Fletcher32
+          const int ok = len == L.nsamples ||
+                         (ckpt % len == 0 && len % spc == 0 && power_of_two(len / spc));
+          EXPECT_TRUE(ok);
+          if (!ok)
+            fprintf(stderr, "  %s: chunks of %ld samples, checkpoint %ld, spc %ld, S %ld\n",
+                    per[i], len, ckpt, spc, L.nsamples);
+        }
+        // the rule's values: 8-byte rows fill 64 KiB in 8192 samples; 1000 frames x 5
+        // components of 8 bytes make 40000 bytes a sample, 1677 samples in 64 MiB, and spc is
+        // 10 (256 KiB of the larger quantity): 10 x 128; a sample of 1.2 or 2 MB: 1 x 32
+        if (spcs[a] == 8 && nf == 1 && c == 2) EXPECT_EQ_INT(ckpt, 8192);
+        if (spcs[a] == 0 && nf == 1000 && L.nquantities == 2) EXPECT_EQ_INT(ckpt, 1280);
+        if (nf == 50000) EXPECT_EQ_INT(ckpt, 32);
+        H5Fclose(file);
+      }
+  printf("chunk alignment: %ld layouts, checkpoints of %ld to %ld samples\n", layouts, lo, hi);
+  unlink(path);
+  free(times);
+}
+
+// A study of 20000 samples written through checkpoints (of 8192 samples): failed samples
+// (status -1 and 2) with part of their frames, NaN values, a compressible and an
+// incompressible quantity, and in most files a block of samples never written (SPC samples
+// from CK_SKIP, past every checkpoint: what a first run wrote there must not stay in the file
+// it continues). Its values are a function of the sample index, so every writer makes the same.
+#define CK_NS 20000
+#define CK_NF 11
+#define CK_SKIP 19984
+#define CK_CKPT 8192
+
+typedef struct ck_sample {
+  double params[NP], t0[CK_NF * 3], t1[CK_NF * 2], sc[NSC];
+  const double* traj[2];
+  char msg[96];
+} ck_sample;
+
+static const double ck_times[CK_NF] = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+
+static int ck_status(long i) { return i % 97 == 13 ? -1 : i % 389 == 5 ? 2 : 0; }
+
+static void ck_make(long i, ck_sample* b, mbs_store_sample* x) {
+  mbs_test_rng rng = {(unsigned long long)(i + 1) * 0x9E3779B97F4A7C15ULL};
+  const int status = ck_status(i);
+  const int nd = status ? (int)(i % CK_NF) : CK_NF;  // a failed sample's frames before it failed
+  for (int j = 0; j < NP; j++) b->params[j] = mbs_test_uniform(&rng, 0.5, 2.0) * (j + 1);
+  for (int f = 0; f < CK_NF; f++) {
+    for (int c = 0; c < 3; c++)  // rounded: compresses
+      b->t0[f * 3 + c] = f < nd ? floor(16 * sin(0.3 * f + c + 1e-3 * (double)i)) / 16 : NAN;
+    for (int c = 0; c < 2; c++)  // noise in every bit: stored plain
+      b->t1[f * 2 + c] = f < nd ? mbs_test_uniform(&rng, -1, 1) * b->params[1] : NAN;
+  }
+  if (i % 53 == 7) b->t1[5 * 2 + 1] = NAN;
+  b->sc[0] = mbs_test_uniform(&rng, 1, 10);
+  b->sc[1] = i % 41 == 3 ? NAN : mbs_test_uniform(&rng, 0, 1);
+  snprintf(b->msg, sizeof b->msg, "%s", "");
+  if (status) snprintf(b->msg, sizeof b->msg, "sample %ld failed at frame %d", i, nd);
+  b->traj[0] = b->t0;
+  b->traj[1] = b->t1;
+  memset(x, 0, sizeof *x);
+  x->index = i;
+  x->params = b->params;
+  x->status = status;
+  x->message = b->msg;
+  x->wall_time = 1e-3 * (double)(i % 1000 + 1);
+  x->steps = 100 + i % 777;
+  x->nframes_done = nd;
+  x->traj = b->traj;
+  x->scalars = b->sc;
+}
+
+static mbs_store_layout ck_layout(mbs_store_quantity* q, mbs_store_attribute* attrs,
+                                  const char* started) {
+  q[0] = (mbs_store_quantity){qnames[0], 3, comps0, qunits[0], NULL};
+  q[1] = (mbs_store_quantity){qnames[1], 2, comps1, qunits[1], NULL};
+  attrs[0] = (mbs_store_attribute){"study", "monte_carlo"};
+  attrs[1] = (mbs_store_attribute){"started_last_run", started};
+  attrs[2] = (mbs_store_attribute){"author", author};
+  mbs_store_layout L = {0};
+  L.nsamples = CK_NS;
+  L.nparams = NP;
+  L.param_names = pnames;
+  L.param_units = punits;
+  L.nframes = CK_NF;
+  L.times = ck_times;
+  L.nquantities = 2;
+  L.quantities = q;
+  L.nscalars = NSC;
+  L.scalar_names = snames;
+  L.scalar_units = sunits;
+  L.npercentiles = NPCT;
+  L.percentiles = pct;
+  L.nattributes = 3;
+  L.attributes = attrs;
+  L.samples_per_chunk = SPC;
+  return L;
+}
+
+// sample i is written when skipping the block from `skip` (-1: none)
+static int ck_written(long i, long skip) { return skip < 0 || i < skip || i >= skip + SPC; }
+
+// samples [from, to) but the block from `skip`
+static int ck_write(mbs_store* s, long from, long to, long skip, mbs_error* err) {
+  int rc = 0;
+  for (long i = from; i < to && !rc; i++) {
+    if (!ck_written(i, skip)) continue;
+    ck_sample b;
+    mbs_store_sample x;
+    ck_make(i, &b, &x);
+    rc = mbs_store_write_sample(s, &x, err);
+  }
+  return rc;
+}
+
+// what every writer does at the end: the failure count (as the study engine sets it), close
+static int ck_finish(mbs_store* s, long skip, mbs_error* err) {
+  long failed = 0;
+  for (long i = 0; i < CK_NS; i++) failed += ck_written(i, skip) && ck_status(i) != 0;
+  char v[32];
+  snprintf(v, sizeof v, "%ld", failed);
+  const int rc = mbs_store_set_attribute(s, "failed_samples", v, err);
+  const int rc2 = mbs_store_close(s, err);
+  return rc ? rc : rc2;
+}
+
+// the uninterrupted file
+static int ck_reference(const char* path, long skip) {
+  mbs_store_quantity q[2];
+  mbs_store_attribute a[3];
+  mbs_store_layout L = ck_layout(q, a, "2024-01-01T00:00:00Z");
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  if (!s) return -1;
+  int rc = ck_write(s, 0, CK_NS, skip, &err);
+  const int rc2 = ck_finish(s, skip, &err);
+  return rc ? rc : rc2;
+}
+
+// info as reopening after n samples should give it
+static void expect_prefix(const mbs_store_prefix* info, long n) {
+  long failed = 0, first = -1;
+  for (long i = 0; i < n; i++)
+    if (ck_status(i) != 0 && failed++ == 0) first = i;
+  EXPECT_EQ_INT(info->failed, failed);
+  EXPECT_EQ_INT(info->first_failed, first);
+  char msg[96] = "";
+  if (first >= 0) snprintf(msg, sizeof msg, "sample %ld failed at frame %d", first,
+                           (int)(first % CK_NF));
+  EXPECT_TRUE(strcmp(info->first_message, msg) == 0);
+}
+
+// ---- comparing two files through HDF5 (not through the store)
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t test_oinfo;
+#else
+typedef H5O_info_t test_oinfo;
+#endif
+
+typedef struct str_list {
+  char** v;
+  int* kind;
+  long n, cap;
+} str_list;
+
+static void str_add(str_list* l, const char* s, int kind) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 64;
+    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+    l->kind = realloc(l->kind, (size_t)l->cap * sizeof *l->kind);
+    if (!l->v || !l->kind) abort();
+  }
+  l->v[l->n] = strdup(s);
+  l->kind[l->n++] = kind;
+}
+
+static void str_free(str_list* l) {
+  for (long i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  free(l->kind);
+  memset(l, 0, sizeof *l);
+}
+
+static herr_t visit_obj(hid_t o, const char* name, const test_oinfo* info, void* data) {
+  (void)o;
+  str_add(data, name, (int)info->type);
+  return 0;
+}
+
+static herr_t visit_attr(hid_t o, const char* name, const H5A_info_t* info, void* data) {
+  (void)o;
+  (void)info;
+  str_add(data, name, 0);
+  return 0;
+}
+
+// append to a growing buffer
+typedef struct image {
+  char* b;
+  size_t n, cap;
+} image;
+
+static void img_add(image* m, const void* p, size_t n) {
+  if (m->n + n > m->cap) {
+    m->cap = 2 * (m->n + n) + 64;
+    m->b = realloc(m->b, m->cap);
+    if (!m->b) abort();
+  }
+  memcpy(m->b + m->n, p, n);
+  m->n += n;
+}
+
+static void img_ref(image* m, hid_t loc, const hobj_ref_t* ref) {
+  char name[256] = "?";
+  H5Rget_name(loc, H5R_OBJECT, ref, name, sizeof name);
+  img_add(m, name, strlen(name) + 1);
+}
+
+// An attribute as bytes to compare: its class, size and values; object references (of the
+// dimension scales' DIMENSION_LIST and REFERENCE_LIST) as the names of the objects, variable-
+// length strings as their text, everything else as stored.
+static image attr_image(hid_t obj, const char* name) {
+  image m = {NULL, 0, 0};
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+  const hssize_t np = H5Sget_simple_extent_npoints(sp);
+  const int cls = H5Tget_class(ft);
+  const size_t size = H5Tget_size(ft);
+  img_add(&m, &cls, sizeof cls);
+  img_add(&m, &np, sizeof np);
+  if (!strcmp(name, "DIMENSION_LIST")) {  // per axis: a variable-length list of references
+    hvl_t* v = calloc((size_t)np, sizeof *v);
+    hid_t mt = H5Tvlen_create(H5T_STD_REF_OBJ);
+    if (H5Aread(a, mt, v) >= 0)
+      for (hssize_t i = 0; i < np; i++) {
+        img_add(&m, &v[i].len, sizeof v[i].len);
+        for (size_t k = 0; k < v[i].len; k++) img_ref(&m, obj, (hobj_ref_t*)v[i].p + k);
+      }
+    H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
+    H5Tclose(mt);
+    free(v);
+  } else if (!strcmp(name, "REFERENCE_LIST")) {  // (dataset, axis) pairs
+    typedef struct {
+      hobj_ref_t ref;
+      int dim;
+    } ds_ref;
+    ds_ref* v = calloc((size_t)np, sizeof *v);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(ds_ref));
+    H5Tinsert(mt, "dataset", HOFFSET(ds_ref, ref), H5T_STD_REF_OBJ);
+    H5Tinsert(mt, "dimension", HOFFSET(ds_ref, dim), H5T_NATIVE_INT);
+    if (H5Aread(a, mt, v) >= 0)
+      for (hssize_t i = 0; i < np; i++) {
+        img_ref(&m, obj, &v[i].ref);
+        img_add(&m, &v[i].dim, sizeof v[i].dim);
+      }
+    H5Tclose(mt);
+    free(v);
+  } else if (cls == H5T_STRING && H5Tis_variable_str(ft) > 0) {
+    char** v = calloc((size_t)np, sizeof *v);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, H5T_VARIABLE);
+    H5Tset_cset(mt, H5Tget_cset(ft));
+    if (H5Aread(a, mt, v) >= 0)
+      for (hssize_t i = 0; i < np; i++) img_add(&m, v[i] ? v[i] : "", strlen(v[i] ? v[i] : "") + 1);
+    H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
+    H5Tclose(mt);
+    free(v);
+  } else {
+    EXPECT_TRUE(H5Tdetect_class(ft, H5T_REFERENCE) <= 0 && H5Tdetect_class(ft, H5T_VLEN) <= 0);
+    img_add(&m, &size, sizeof size);
+    char* v = calloc((size_t)np + 1, size);
+    if (np > 0 && H5Aread(a, ft, v) < 0) img_add(&m, "unreadable", 10);
+    img_add(&m, v, (size_t)np * size);
+    free(v);
+  }
+  H5Sclose(sp);
+  H5Tclose(ft);
+  H5Aclose(a);
+  return m;
+}
+
+// The two files hold the same objects (names and kinds), the same attributes (names and
+// values, but the root's attribute `run_attr` (may be NULL), which describes the run) and
+// datasets of the same type, shape and bytes. Returns the number of differences (each printed).
+static int compare_files(const char* pa, const char* pb, const char* run_attr) {
+  hid_t fa = H5Fopen(pa, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t fb = H5Fopen(pb, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (fa < 0 || fb < 0) {
+    fprintf(stderr, "  cannot open %s or %s\n", pa, pb);
+    if (fa >= 0) H5Fclose(fa);
+    if (fb >= 0) H5Fclose(fb);
+    return 1;
+  }
+  int diff = 0;
+  str_list oa = {0}, ob = {0};
+#if H5_VERSION_GE(1, 12, 0)
+  H5Ovisit3(fa, H5_INDEX_NAME, H5_ITER_INC, visit_obj, &oa, H5O_INFO_BASIC);
+  H5Ovisit3(fb, H5_INDEX_NAME, H5_ITER_INC, visit_obj, &ob, H5O_INFO_BASIC);
+#else
+  H5Ovisit2(fa, H5_INDEX_NAME, H5_ITER_INC, visit_obj, &oa, H5O_INFO_BASIC);
+  H5Ovisit2(fb, H5_INDEX_NAME, H5_ITER_INC, visit_obj, &ob, H5O_INFO_BASIC);
+#endif
+  if (oa.n != ob.n) {
+    fprintf(stderr, "  %s has %ld objects, %s %ld\n", pa, oa.n, pb, ob.n);
+    diff++;
+  }
+  for (long i = 0; i < oa.n && i < ob.n; i++) {
+    if (strcmp(oa.v[i], ob.v[i]) || oa.kind[i] != ob.kind[i]) {
+      fprintf(stderr, "  object %ld: %s in %s, %s in %s\n", i, oa.v[i], pa, ob.v[i], pb);
+      diff++;
+      continue;
+    }
+    hid_t a = H5Oopen(fa, oa.v[i], H5P_DEFAULT), b = H5Oopen(fb, ob.v[i], H5P_DEFAULT);
+    // attributes
+    str_list na = {0}, nb = {0};
+    H5Aiterate2(a, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_attr, &na);
+    H5Aiterate2(b, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_attr, &nb);
+    const int root = !strcmp(oa.v[i], ".");
+    long ia = 0, ib = 0;
+    while (ia < na.n || ib < nb.n) {
+      if (root && run_attr && ia < na.n && !strcmp(na.v[ia], run_attr)) {
+        ia++;
+        continue;
+      }
+      if (root && run_attr && ib < nb.n && !strcmp(nb.v[ib], run_attr)) {
+        ib++;
+        continue;
+      }
+      if (ia >= na.n || ib >= nb.n || strcmp(na.v[ia], nb.v[ib])) {
+        fprintf(stderr, "  %s: attribute %s only in one file\n", oa.v[i],
+                ia < na.n ? na.v[ia] : nb.v[ib]);
+        diff++;
+        break;
+      }
+      image ma = attr_image(a, na.v[ia]), mb = attr_image(b, nb.v[ib]);
+      if (ma.n != mb.n || memcmp(ma.b, mb.b, ma.n)) {
+        fprintf(stderr, "  %s: attribute %s differs\n", oa.v[i], na.v[ia]);
+        diff++;
+      }
+      free(ma.b);
+      free(mb.b);
+      ia++;
+      ib++;
+    }
+    str_free(&na);
+    str_free(&nb);
+    // a dataset's type, shape and bytes
+    if (oa.kind[i] == H5O_TYPE_DATASET) {
+      hid_t ta = H5Dget_type(a), tb = H5Dget_type(b), sa = H5Dget_space(a), sb = H5Dget_space(b);
+      hsize_t da[4] = {0}, db[4] = {0};
+      const int ra = H5Sget_simple_extent_dims(sa, da, NULL);
+      const int rb = H5Sget_simple_extent_dims(sb, db, NULL);
+      int same = H5Tequal(ta, tb) > 0 && H5Tget_size(ta) == H5Tget_size(tb) && ra == rb &&
+                 memcmp(da, db, sizeof da) == 0 && H5Tis_variable_str(ta) <= 0;
+      const hssize_t np = H5Sget_simple_extent_npoints(sa);
+      const size_t bytes = (size_t)np * H5Tget_size(ta);
+      char* va = same ? malloc(bytes + 1) : NULL;
+      char* vb = same ? malloc(bytes + 1) : NULL;
+      if (same && np > 0)
+        same = H5Dread(a, ta, H5S_ALL, H5S_ALL, H5P_DEFAULT, va) >= 0 &&
+               H5Dread(b, tb, H5S_ALL, H5S_ALL, H5P_DEFAULT, vb) >= 0 &&
+               memcmp(va, vb, bytes) == 0;
+      if (!same) {
+        fprintf(stderr, "  dataset /%s differs between %s and %s\n", oa.v[i], pa, pb);
+        diff++;
+      }
+      free(va);
+      free(vb);
+      H5Sclose(sa);
+      H5Sclose(sb);
+      H5Tclose(ta);
+      H5Tclose(tb);
+    }
+    H5Oclose(a);
+    H5Oclose(b);
+  }
+  str_free(&oa);
+  str_free(&ob);
+  H5Fclose(fa);
+  H5Fclose(fb);
+  return diff;
+}
+
+// Continue `path` after its durable count d as a second run (another started_last_run) that
+// skips the block from `skip`: the result must hold the reference's datasets and attributes.
+static void ck_continue(const char* path, const char* ref, long d, long skip,
+                        const char* what) {
+  mbs_store_quantity q[2];
+  mbs_store_attribute a[3];
+  mbs_store_layout L = ck_layout(q, a, "second run");
+  mbs_error err;
+  mbs_error_clear(&err);
+  mbs_store_prefix info;
+  memset(&info, 0x55, sizeof info);
+  mbs_store* s = mbs_store_reopen(path, &L, d, &info, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) {
+    fprintf(stderr, "  %s: reopen after %ld samples: %s\n", what, d, err.message);
+    return;
+  }
+  expect_prefix(&info, d);
+  EXPECT_EQ_INT(mbs_store_checkpoint_samples(s), CK_CKPT);
+  long again = -1;
+  EXPECT_OK(mbs_store_sync(s, &again, &err));  // nothing new: the count it was reopened with
+  EXPECT_EQ_INT(again, d);
+  EXPECT_OK(ck_write(s, d, CK_NS, skip, &err));
+  EXPECT_OK(ck_finish(s, skip, &err));
+  const int diff = compare_files(ref, path, "started_last_run");
+  EXPECT_EQ_INT(diff, 0);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  expect_attr(f, "/", "started_last_run", "second run");
+  EXPECT_TRUE(H5Aexists(f, "incomplete") == 0 && H5Aexists(f, "merged_samples") == 0);
+  H5Fclose(f);
+  printf("%s: continued after %ld samples (%ld failed, the first %ld): %s\n", what, d,
+         info.failed, info.first_failed, diff ? "DIFFERENT" : "same datasets and attributes");
+}
+
+// A child process writes every sample of the study, syncing after every `every`-th, and dies
+// right after sample `die` (by _exit without closing, or by SIGKILL) with later samples
+// written and not synced: the file is left as a crash leaves it. This process continues it
+// from the child's last durable count (passed through a pipe), skipping the block from `skip`.
+static void ck_crash(const char* ref, long skip, int every, long die, int kill_it,
+                     const char* what) {
+  const char* path = "test_store_crash.h5";
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    close(fds[0]);
+    mbs_store_quantity q[2];
+    mbs_store_attribute a[3];
+    mbs_store_layout L = ck_layout(q, a, "first run");
+    mbs_error err;
+    mbs_store* s = mbs_store_create(path, &L, 1, &err);
+    if (!s) _exit(3);
+    long d = 0;
+    for (long i = 0; i <= die; i++) {
+      if (ck_write(s, i, i + 1, -1, &err)) _exit(4);
+      if (i % every) continue;
+      long nd = -1;
+      if (mbs_store_sync(s, &nd, &err)) _exit(5);
+      if (nd != d && write(fds[1], &nd, sizeof nd) != (ssize_t)sizeof nd) _exit(6);
+      d = nd;
+    }
+    if (kill_it) raise(SIGKILL);
+    _exit(0);
+  }
+  close(fds[1]);
+  long d = 0, v = 0, changes = 0;
+  while (read(fds[0], &v, sizeof v) == (ssize_t)sizeof v) {
+    EXPECT_TRUE(v > d && (v % CK_CKPT == 0 || v == CK_NS));
+    d = v;
+    changes++;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (kill_it)
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  else
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(d > 0);
+  char label[160];
+  snprintf(label, sizeof label, "%s (sync every %d, died after sample %ld, %ld checkpoints)",
+           what, every, die, changes);
+  if (d > 0) ck_continue(path, ref, d, skip, label);
+  unlink(path);
+}
+
+// A stopped run: synced along the way, then closed with its marks (as the study engine closes
+// a partial file: attributes "incomplete" and "merged_samples", statistics of what it had)
+// after writing CK_SKIP too; continued from its durable count, without CK_SKIP.
+static void ck_stopped(const char* ref) {
+  const char* path = "test_store_stopped.h5";
+  mbs_store_quantity q[2];
+  mbs_store_attribute a[3];
+  mbs_store_layout L = ck_layout(q, a, "first run");
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) return;
+  long d = 0;
+  for (long i = 0; i < CK_SKIP + 12; i += 4) {
+    EXPECT_OK(ck_write(s, i, i + 4, -1, &err));
+    EXPECT_OK(mbs_store_sync(s, &d, &err));
+  }
+  EXPECT_EQ_INT(d, 2 * CK_CKPT);
+  EXPECT_OK(mbs_store_set_attribute(s, "incomplete", "yes: stopped", &err));
+  EXPECT_OK(mbs_store_set_attribute(s, "merged_samples", "19996", &err));  // CK_SKIP + 12
+  EXPECT_OK(mbs_store_set_attribute(s, "failed_samples", "1", &err));
+  EXPECT_OK(mbs_store_close(s, &err));
+  ck_continue(path, ref, d, CK_SKIP, "stopped run, closed with its statistics");
+  unlink(path);
+}
+
+static char* file_bytes(const char* path, long* n) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* b = malloc((size_t)*n + 1);
+  if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  return b;
+}
+
+// reopening `path` after n samples with layout L fails with `code`, a message holding the
+// file's name and `needle`, and leaves the file's bytes as they were
+static void expect_refused(const char* path, const mbs_store_layout* L, long n, int code,
+                           const char* needle) {
+  long n0 = 0, n1 = 0;
+  char* before = file_bytes(path, &n0);
+  mbs_error err;
+  mbs_error_clear(&err);
+  mbs_store_prefix info;
+  mbs_store* s = mbs_store_reopen(path, L, n, &info, &err);
+  EXPECT_TRUE(s == NULL);
+  if (s) mbs_store_discard(s);
+  EXPECT_EQ_INT(err.code, code);
+  const int named = strstr(err.message, path) && strstr(err.message, needle);
+  EXPECT_TRUE(named);
+  if (!named || err.code != code)
+    fprintf(stderr, "  refusal after %ld samples: '%s' (expected '%s')\n", n, err.message,
+            needle);
+  char* after = file_bytes(path, &n1);
+  EXPECT_TRUE(before && after && n0 == n1 && memcmp(before, after, (size_t)n0) == 0);
+  free(before);
+  free(after);
+}
+
+// flip one byte in the middle of the chunk of dataset `name` at sample 0 (HDF5 >= 1.10.5)
+static int flip_chunk_byte(const char* path, const char* name) {
+#if H5_VERSION_GE(1, 10, 5)
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  hsize_t off[3] = {0, 0, 0}, size = 0;
+  haddr_t addr = HADDR_UNDEF;
+  unsigned mask = 0;
+  const herr_t got = H5Dget_chunk_info_by_coord(d, off, &mask, &addr, &size);
+  H5Dclose(d);
+  H5Fclose(f);
+  if (got < 0 || addr == HADDR_UNDEF || size == 0) return -1;
+  FILE* fp = fopen(path, "r+b");
+  if (!fp) return -1;
+  const long at = (long)(addr + size / 2);
+  fseek(fp, at, SEEK_SET);
+  const int c = fgetc(fp);
+  fseek(fp, at, SEEK_SET);
+  fputc(c ^ 0x10, fp);
+  fclose(fp);
+  return 0;
+#else
+  (void)path;
+  (void)name;
+  return -1;
+#endif
+}
+
+// Refusals, each leaving the file as it was: a count that is not a checkpoint (or 0, or past
+// S), samples never written below the count (/status/done), a layout of other frames, another
+// scalar or another sample count, and a damaged chunk below the count (one flipped byte: the
+// Fletcher32 checksum) of a trajectory and of /status/code. Undamaged again, it continues.
+static void test_reopen_refusals(void) {
+  const char* path = "test_store_refuse.h5";
+  mbs_store_quantity q[2];
+  mbs_store_attribute a[3];
+  mbs_store_layout L = ck_layout(q, a, "first run");
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) return;
+  EXPECT_EQ_INT(mbs_store_checkpoint_samples(s), CK_CKPT);
+  long d = -1;
+  EXPECT_OK(mbs_store_sync(s, &d, &err));
+  EXPECT_EQ_INT(d, 0);
+  for (long i = 0; i < CK_CKPT + 20; i++) {
+    EXPECT_OK(ck_write(s, i, i + 1, -1, &err));
+    EXPECT_OK(mbs_store_sync(s, &d, &err));
+    if (d != (i >= CK_CKPT ? CK_CKPT : 0)) {
+      EXPECT_EQ_INT(d, i >= CK_CKPT ? CK_CKPT : 0);
+      break;
+    }
+  }
+  mbs_store_discard(s);  // samples 8192 .. 8211 partly written
+  expect_refused(path, &L, CK_CKPT + 1, MBS_ERR_ARGUMENT, "multiple of 8192");
+  expect_refused(path, &L, 0, MBS_ERR_ARGUMENT, "multiple of 8192");
+  expect_refused(path, &L, CK_NS + CK_CKPT, MBS_ERR_ARGUMENT, "multiple of 8192");
+  expect_refused(path, &L, 2 * CK_CKPT, MBS_ERR_IO, "/status/done");
+  {
+    mbs_error e2;
+    mbs_store* s2 = mbs_store_reopen(path, &L, 2 * CK_CKPT, NULL, &e2);
+    EXPECT_TRUE(s2 == NULL);
+    printf("samples never written: %s\n", e2.message);
+  }
+  {
+    double t12[CK_NF + 1];
+    for (int f = 0; f <= CK_NF; f++) t12[f] = 0.1 * f;
+    mbs_store_layout L2 = L;
+    L2.nframes = CK_NF + 1;
+    L2.times = t12;
+    expect_refused(path, &L2, CK_CKPT, MBS_ERR_ARGUMENT, "/time");
+    L2 = L;
+    const char* other[NSC] = {"final_energy", "min_knee"};
+    L2.scalar_names = other;
+    expect_refused(path, &L2, CK_CKPT, MBS_ERR_ARGUMENT, "/scalars/min_knee");
+    L2 = L;
+    L2.nsamples = CK_NS + 1;
+    expect_refused(path, &L2, CK_CKPT, MBS_ERR_ARGUMENT, "/samples");
+    L2 = L;
+    L2.nscalars = 1;
+    expect_refused(path, &L2, CK_CKPT, MBS_ERR_ARGUMENT, "/scalars");
+  }
+  const char* damaged[] = {"/trajectories/q", "/status/code"};
+  for (int k = 0; k < 2; k++) {
+    if (flip_chunk_byte(path, damaged[k]) != 0) {
+      printf("damaged chunk: HDF5 %d.%d.%d has no H5Dget_chunk_info_by_coord; not tested\n",
+             H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+      break;
+    }
+    expect_refused(path, &L, CK_CKPT, MBS_ERR_IO, damaged[k]);
+    mbs_error e2;
+    mbs_store* s2 = mbs_store_reopen(path, &L, CK_CKPT, NULL, &e2);
+    EXPECT_TRUE(s2 == NULL);
+    printf("damaged chunk: %s\n", e2.message);
+    flip_chunk_byte(path, damaged[k]);  // repaired
+  }
+  mbs_store_prefix info;
+  s = mbs_store_reopen(path, &L, CK_CKPT, &info, &err);
+  EXPECT_TRUE(s != NULL);
+  if (s) expect_prefix(&info, CK_CKPT);
+  mbs_store_discard(s);
+  unlink(path);
+}
+
+// Where the chunks holding synced samples are and what they hold, to show that none of them is
+// written again after its checkpoint (HDF5 frees the space of a rewritten filtered chunk and
+// may reuse it: a crash would then leave the synced samples damaged).
+typedef struct chunk_rec {
+  int ds;
+  hsize_t offset;
+  haddr_t addr;
+  hsize_t size;
+  unsigned char* bytes;
+} chunk_rec;
+
+typedef struct chunk_recs {
+  chunk_rec* v;
+  long n, cap;
+  hsize_t next[16];  // per dataset: the first chunk offset not recorded yet
+} chunk_recs;
+
+static const char* const ck_chunked[] = {
+    "/samples",          "/parameters",  "/status/code",          "/status/message",
+    "/status/wall_time", "/status/steps", "/status/done",         "/scalars/final_energy",
+    "/scalars/max_knee", "/trajectories/q", "/trajectories/bodies/rod2/position"};
+#define CK_NCHUNKED ((int)(sizeof ck_chunked / sizeof ck_chunked[0]))
+
+#if H5_VERSION_GE(1, 10, 5)
+// record the chunks holding samples below d that are not recorded yet: `path` is open in this
+// process (by the store); opened again (with the store's close degree), HDF5 shares that file
+// and its current chunk indexes
+static void record_chunks(const char* path, long d, chunk_recs* r) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
+  const int fd = open(path, O_RDONLY);
+  EXPECT_TRUE(f >= 0 && fd >= 0);
+  for (int k = 0; f >= 0 && fd >= 0 && k < CK_NCHUNKED; k++) {
+    int nfil = 0;
+    const long len = chunk_along_samples(f, ck_chunked[k], &nfil);
+    hid_t ds = H5Dopen2(f, ck_chunked[k], H5P_DEFAULT);
+    for (; len > 0 && r->next[k] < (hsize_t)d; r->next[k] += (hsize_t)len) {
+      chunk_rec c = {k, r->next[k], HADDR_UNDEF, 0, NULL};
+      hsize_t off[3] = {r->next[k], 0, 0};
+      unsigned mask = 0;
+      EXPECT_TRUE(H5Dget_chunk_info_by_coord(ds, off, &mask, &c.addr, &c.size) >= 0 &&
+                  c.addr != HADDR_UNDEF && c.size > 0);
+      c.bytes = malloc(c.size);
+      EXPECT_TRUE(c.bytes && pread(fd, c.bytes, c.size, (off_t)c.addr) == (ssize_t)c.size);
+      if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->v = realloc(r->v, (size_t)r->cap * sizeof *r->v);
+        if (!r->v) abort();
+      }
+      r->v[r->n++] = c;
+    }
+    H5Dclose(ds);
+  }
+  if (fd >= 0) close(fd);
+  if (f >= 0) H5Fclose(f);
+}
+
+// every recorded chunk is where it was, with its bytes; returns how many moved or changed
+static long moved_chunks(const char* path, const chunk_recs* r) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  const int fd = open(path, O_RDONLY);
+  long moved = 0;
+  for (long i = 0; f >= 0 && fd >= 0 && i < r->n; i++) {
+    const chunk_rec* c = &r->v[i];
+    hid_t ds = H5Dopen2(f, ck_chunked[c->ds], H5P_DEFAULT);
+    hsize_t off[3] = {c->offset, 0, 0}, size = 0;
+    haddr_t addr = HADDR_UNDEF;
+    unsigned mask = 0;
+    unsigned char* now = malloc(c->size);
+    const int same = H5Dget_chunk_info_by_coord(ds, off, &mask, &addr, &size) >= 0 &&
+                     addr == c->addr && size == c->size && now &&
+                     pread(fd, now, c->size, (off_t)c->addr) == (ssize_t)c->size &&
+                     memcmp(now, c->bytes, c->size) == 0;
+    if (!same && moved++ < 5)
+      fprintf(stderr, "  %s: the chunk at sample %llu was written again after its checkpoint\n",
+              ck_chunked[c->ds], (unsigned long long)c->offset);
+    free(now);
+    H5Dclose(ds);
+  }
+  if (fd >= 0) close(fd);
+  if (f >= 0) H5Fclose(f);
+  return f >= 0 && fd >= 0 ? moved : -1;
+}
+#endif
+
+static void free_chunks(chunk_recs* r) {
+  for (long i = 0; i < r->n; i++) free(r->v[i].bytes);
+  free(r->v);
+}
+
+// A writer that syncs after every sample: the durable count steps by checkpoints (to S after
+// the last sample), no chunk below a checkpoint is written again, and the file holds the same
+// datasets and attributes as one written without syncs.
+static void ck_synced(const char* ref_full) {
+  const char* path = "test_store_synced.h5";
+  mbs_store_quantity q[2];
+  mbs_store_attribute a[3];
+  mbs_store_layout L = ck_layout(q, a, "2024-01-01T00:00:00Z");
+  mbs_error err;
+  mbs_store* s = mbs_store_create(path, &L, 1, &err);
+  EXPECT_TRUE(s != NULL);
+  if (!s) return;
+  chunk_recs rec;
+  memset(&rec, 0, sizeof rec);
+  long d = 0, prev = 0, steps = 0;
+  for (long i = 0; i < CK_NS; i++) {
+    EXPECT_OK(ck_write(s, i, i + 1, -1, &err));
+    EXPECT_OK(mbs_store_sync(s, &d, &err));
+    EXPECT_TRUE(d >= prev && (d % CK_CKPT == 0 || d == CK_NS));
+#if H5_VERSION_GE(1, 10, 5)
+    if (d > prev) record_chunks(path, d, &rec);
+#endif
+    steps += d > prev;
+    prev = d;
+  }
+  EXPECT_EQ_INT(d, CK_NS);  // the last sample's sync writes its block
+  EXPECT_EQ_INT(steps, 3);
+  EXPECT_OK(ck_finish(s, -1, &err));
+  EXPECT_EQ_INT(compare_files(ref_full, path, NULL), 0);
+#if H5_VERSION_GE(1, 10, 5)
+  EXPECT_TRUE(rec.n > 2 * (CK_NS / SPC));
+  const long moved = moved_chunks(path, &rec);
+  EXPECT_EQ_INT(moved, 0);
+  printf("synced after every sample: durable at 8192, 16384, 20000; of the %ld chunks below "
+         "those checkpoints, %ld written again\n", rec.n, moved);
+#endif
+  free_chunks(&rec);
+  unlink(path);
+}
+
+// The crash and continue tests against uninterrupted files, with and without CK_SKIP.
+static void test_continue(void) {
+  const char* ref = "test_store_reference.h5";
+  const char* ref_full = "test_store_reference_full.h5";
+  EXPECT_OK(ck_reference(ref, CK_SKIP));
+  EXPECT_OK(ck_reference(ref_full, -1));
+  ck_synced(ref_full);
+  ck_crash(ref, CK_SKIP, 1, CK_SKIP + 11, 0, "exit without closing");
+  ck_crash(ref_full, -1, 1, CK_NS - 1, 0, "exit after the last sample's sync");
+  ck_stopped(ref);
+  // killed at random points after a sync
+  const int quick = getenv("MBS_TEST_QUICK") != NULL;
+  mbs_test_rng rng = {20240607};
+  const int everies[4] = {1, 7, 300, 5000};
+  for (int seed = 0; seed < (quick ? 1 : 4); seed++) {
+    const int every = everies[seed % 4];
+    const long lo = CK_CKPT + 2L * every + SPC;
+    const long die = lo + (long)mbs_test_uniform(&rng, 0, (double)(CK_NS - 1 - lo));
+    ck_crash(ref, CK_SKIP, every, die, 1, "killed (SIGKILL)");
+  }
+  unlink(ref);
+  unlink(ref_full);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   study* st = malloc(sizeof *st);
@@ -1239,6 +2134,9 @@ int main(int argc, char** argv) {
   test_empty();
   test_compression_choice();
   test_write_failure();
+  test_chunk_alignment();
+  test_reopen_refusals();
+  test_continue();
   free(st);
   H5close();
   if (chdir("/") != 0 || rmdir(dir) != 0) printf("could not remove %s\n", dir);

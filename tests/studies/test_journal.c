@@ -379,6 +379,107 @@ static void test_folder(void) {
   printf("  journals cut short in their header: set aside, not listed, counted around\n");
 }
 
+// records first .. last-1 in a new journal at path
+static void write_range(const char* path, long first, long last) {
+  mbs_error e;
+  mbs_journal_writer* w = mbs_journal_create(path, &layout, &e);
+  EXPECT_TRUE(w != NULL);
+  if (!w) return;
+  EXPECT_EQ_INT(mbs_journal_bytes(w), file_size(path));
+  for (long i = first; i < last; i++) {
+    mbs_journal_record r;
+    double p[NP], t[NT], s[NS];
+    fill(i, &r, p, t, s);
+    EXPECT_OK(mbs_journal_append(w, &r, &e));
+  }
+  EXPECT_EQ_INT(mbs_journal_bytes(w), file_size(path));
+  EXPECT_OK(mbs_journal_close(w, &e));
+}
+
+// a thread's journal in segments (names, listing) and the merged mark (written whole, read
+// back, counted with the journals by mbs_journal_count, removed with the folder)
+static void test_segments_and_mark(void) {
+  static const struct {
+    const char* path;
+    int segment;
+    const char* want;  // NULL: not a journal's name
+  } names[] = {
+      {"d/j3-r1-t2.bin", 1, "d/j3-r1-t2-s1.bin"},
+      {"d/j3-p4-r1-t2-s7.bin", 8, "d/j3-p4-r1-t2-s8.bin"},
+      {"j0-r0-t0-s9.bin", 10, "j0-r0-t0-s10.bin"},
+      {"d/x.bin", 1, NULL},
+      {"d/j0-r0-t0-s0.bin", 1, NULL},
+      {"d/j0-r0-t0-sx.bin", 1, NULL},
+      {"d/j0-r0-t0.binx", 1, NULL},
+  };
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    char* got = mbs_journal_segment_path(names[i].path, names[i].segment);
+    EXPECT_TRUE(names[i].want ? got && !strcmp(got, names[i].want) : got == NULL);
+    free(got);
+  }
+  char* nx = mbs_journal_next_segment("d/j1-r0-t3-s9.bin");
+  EXPECT_TRUE(nx && !strcmp(nx, "d/j1-r0-t3-s10.bin"));
+  free(nx);
+  nx = mbs_journal_next_segment("d/j1-r0-t3.bin");
+  EXPECT_TRUE(nx && !strcmp(nx, "d/j1-r0-t3-s1.bin"));
+  free(nx);
+
+  char sub[300], a[400], b[400], c[400];
+  snprintf(sub, sizeof(sub), "%s/segments", dir);
+  mkdir(sub, 0777);
+  snprintf(a, sizeof(a), "%s/j0-r0-t0.bin", sub);
+  snprintf(b, sizeof(b), "%s/j0-r0-t0-s1.bin", sub);
+  write_range(a, 20, 30);
+  write_range(b, 30, 40);
+  snprintf(c, sizeof(c), "%s/j0-r0-t0-s1.bin.damaged", sub);
+  write_bytes(c, "", 0);
+  snprintf(c, sizeof(c), "%s/j0-r0-t0-s2.binx", sub);
+  write_bytes(c, "", 0);
+  char** files;
+  int n, max_attempt;
+  EXPECT_EQ_INT(mbs_journal_list(sub, &files, &n, &max_attempt), MBS_OK);
+  EXPECT_EQ_INT(n, 2);
+  EXPECT_EQ_INT(max_attempt, 0);
+  mbs_journal_free_list(files, n);
+
+  mbs_journal_merged m, r;
+  memset(&m, 0, sizeof(m));
+  m.fingerprint = layout.fingerprint;
+  m.samples = 30;
+  m.failed = 4;
+  m.first_failed = 3;
+  snprintf(m.message, sizeof(m.message), "sample 3: two\nlines");
+  EXPECT_EQ_INT(mbs_journal_read_merged(sub, &r), 0);
+  mbs_error e;
+  EXPECT_OK(mbs_journal_write_merged(sub, &m, &e));
+  EXPECT_EQ_INT(mbs_journal_read_merged(sub, &r), 1);
+  EXPECT_TRUE(r.fingerprint == m.fingerprint && r.samples == 30 && r.failed == 4 &&
+              r.first_failed == 3 && !strcmp(r.message, "sample 3: two lines"));
+  // counted with the journals: 0..29 from the mark (4 failed), 30..39 from the journals
+  // (31 and 38 failed), 20..29 once
+  long done, failed, ff;
+  char msg[600];
+  EXPECT_EQ_INT(mbs_journal_count(sub, 0, &done, &failed, &ff, msg, sizeof(msg), 0, NULL), 0);
+  EXPECT_EQ_INT(done, 40);
+  EXPECT_EQ_INT(failed, 6);
+  EXPECT_EQ_INT(ff, 3);
+  EXPECT_TRUE(!strcmp(msg, "sample 3: two lines"));
+  // a mark that is not whole or not a mark: none
+  snprintf(c, sizeof(c), "%s/merged", sub);
+  const char* cut = "mbstudy merged 1\nsamples 5\n";
+  write_bytes(c, cut, strlen(cut));
+  EXPECT_EQ_INT(mbs_journal_read_merged(sub, &r), 0);
+  const char* odd = "mbstudy merged 1\nfingerprint 1\nsamples 5\nfailed 6\nfirst_failed -1\n";
+  write_bytes(c, odd, strlen(odd));
+  EXPECT_EQ_INT(mbs_journal_read_merged(sub, &r), 0);  // more failed than samples
+  EXPECT_OK(mbs_journal_write_merged(sub, &m, &e));
+  snprintf(c, sizeof(c), "%s/j0-r0-t0-s2.binx", sub);  // (not a journal: clear_dir keeps it)
+  remove(c);
+  mbs_journal_clear_dir(sub);
+  EXPECT_EQ_INT(file_size(sub), -1);
+  printf("  journal segments named and listed; the merged mark written, read and counted\n");
+}
+
 // format 2: "MBSJRNL2", records of a 4-byte magic, the length of payload and checksum, the
 // payload, its checksum
 static void test_format2(void) {
@@ -519,6 +620,7 @@ int main(void) {
   snprintf(copy, sizeof(copy), "%s/cut.bin", dir);
   remove(copy);
   test_folder();
+  test_segments_and_mark();
   test_format2();
   test_full_disk();
   mbs_journal_clear_dir(dir);
