@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 mbs_h5_quiet mbs_h5_quiet_begin(void) {
@@ -154,4 +155,62 @@ char* mbs_h5_read_text(hid_t loc, const char* name) {
   if (ft >= 0) H5Tclose(ft);
   H5Dclose(d);
   return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// walking a group's datasets
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t dset_walk_info;
+#else
+typedef H5O_info_t dset_walk_info;
+#endif
+
+typedef struct dset_walk {
+  mbs_h5_names* l;
+  const char* prefix;
+} dset_walk;
+
+static herr_t dset_walk_cb(hid_t obj, const char* name, const dset_walk_info* info, void* data) {
+  (void)obj;
+  dset_walk* w = data;
+  mbs_h5_names* l = w->l;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  if (l->n == l->cap) {
+    const long cap = l->cap ? 2 * l->cap : 32;
+    char** v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) {
+      l->nomem = 1;
+      return -1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  const size_t np = strlen(w->prefix), len = strlen(name);
+  char* s = malloc(np + len + 1);
+  if (!s) {
+    l->nomem = 1;
+    return -1;
+  }
+  memcpy(s, w->prefix, np);
+  memcpy(s + np, name, len + 1);
+  l->v[l->n++] = s;
+  return 0;
+}
+
+herr_t mbs_h5_list_datasets(hid_t g, const char* prefix, mbs_h5_names* l) {
+  dset_walk w = {l, prefix ? prefix : ""};
+#if H5_VERSION_GE(1, 12, 0)
+  return H5Ovisit3(g, H5_INDEX_NAME, H5_ITER_INC, dset_walk_cb, &w, H5O_INFO_BASIC);
+#elif H5_VERSION_GE(1, 10, 3)
+  return H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, dset_walk_cb, &w, H5O_INFO_BASIC);
+#else
+  return H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, dset_walk_cb, &w);
+#endif
+}
+
+void mbs_h5_free_names(mbs_h5_names* l) {
+  for (long i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  memset(l, 0, sizeof *l);
 }

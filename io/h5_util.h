@@ -45,6 +45,19 @@ int mbs_h5_fail(mbs_error* err, const char* path, const char* fmt, ...)
     }                                                                                   \
   } while (0)
 
+// Dataset names found by mbs_h5_list_datasets (malloc'ed; free with mbs_h5_free_names).
+typedef struct mbs_h5_names {
+  char** v;
+  long n, cap;
+  int nomem;  // the walk stopped for want of memory
+} mbs_h5_names;
+
+// append the datasets below `g` to *l: their paths relative to g, after `prefix` (e.g. "/" for
+// the root), in name order, each object once. Negative when the walk failed (l->nomem: out of
+// memory); what it found before stays in *l.
+herr_t mbs_h5_list_datasets(hid_t g, const char* prefix, mbs_h5_names* l);
+void mbs_h5_free_names(mbs_h5_names* l);
+
 // close *id with fn (H5Dclose, H5Sclose, ...) when it is open; *id becomes -1
 void mbs_h5_close(hid_t* id, herr_t (*fn)(hid_t));
 

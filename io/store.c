@@ -1145,58 +1145,6 @@ int mbs_store_sync(mbs_store* s, long* durable, mbs_error* err) {
   return rc;
 }
 
-#if H5_VERSION_GE(1, 12, 0)
-typedef H5O_info2_t store_oinfo;
-#else
-typedef H5O_info_t store_oinfo;
-#endif
-
-typedef struct name_list {
-  char** v;
-  long n, cap;
-  int nomem;
-} name_list;
-
-static void free_names(name_list* l) {
-  for (long i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-  memset(l, 0, sizeof *l);
-}
-
-static herr_t collect_dataset(hid_t obj, const char* name, const store_oinfo* info, void* data) {
-  (void)obj;
-  name_list* l = data;
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  if (l->n == l->cap) {
-    const long cap = l->cap ? 2 * l->cap : 16;
-    char** v = realloc(l->v, (size_t)cap * sizeof *v);
-    if (!v) {
-      l->nomem = 1;
-      return -1;
-    }
-    l->v = v;
-    l->cap = cap;
-  }
-  l->v[l->n] = dup_str(name);
-  if (!l->v[l->n]) {
-    l->nomem = 1;
-    return -1;
-  }
-  l->n++;
-  return 0;
-}
-
-// the datasets below group `g` (paths relative to it), each once
-static herr_t list_datasets(hid_t g, name_list* l) {
-#if H5_VERSION_GE(1, 12, 0)
-  return H5Ovisit3(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l, H5O_INFO_BASIC);
-#elif H5_VERSION_GE(1, 10, 3)
-  return H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l, H5O_INFO_BASIC);
-#else
-  return H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, l);
-#endif
-}
-
 // whether `name` (a path from the root) exists, every group on its way included
 static htri_t path_exists(hid_t file, const char* name) {
   char part[1100];
@@ -1283,11 +1231,11 @@ done:
 static int count_datasets(mbs_store* s, const char* name, long expect, mbs_error* err) {
   const char* path = s->path;
   int rc = 0;
-  name_list l;
+  mbs_h5_names l;
   memset(&l, 0, sizeof l);
   hid_t g = -1;
   H5TRY(g = H5Gopen2(s->file, name, H5P_DEFAULT), "continue it: '/%s' cannot be opened", name);
-  if (list_datasets(g, &l) < 0) {
+  if (mbs_h5_list_datasets(g, "", &l) < 0) {
     rc = l.nomem ? MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path)
                  : mbs_h5_fail(err, path, "list the datasets of '/%s'", name);
     goto done;
@@ -1296,7 +1244,7 @@ static int count_datasets(mbs_store* s, const char* name, long expect, mbs_error
     rc = MBS_FAIL(err, MBS_ERR_ARGUMENT, path, "%s: cannot continue it: '/%s' holds %ld "
                   "datasets, this study's file %ld", path, name, l.n, expect);
 done:
-  free_names(&l);
+  mbs_h5_free_names(&l);
   mbs_h5_close(&g, H5Gclose);
   return rc;
 }
@@ -1540,14 +1488,14 @@ static herr_t take_scale(hid_t did, unsigned dim, hid_t dsid, void* data) {
 static int drop_statistics(mbs_store* s, mbs_error* err) {
   const char* path = s->path;
   int rc = 0;
-  name_list l;
+  mbs_h5_names l;
   memset(&l, 0, sizeof l);
   hid_t g = -1, d = -1, sc = -1, sp = -1;
   const htri_t e = H5Lexists(s->file, "statistics", H5P_DEFAULT);
   H5TRY(e, "look for '/statistics'");
   if (!e) goto done;
   H5TRY(g = H5Gopen2(s->file, "statistics", H5P_DEFAULT), "open '/statistics'");
-  if (list_datasets(g, &l) < 0) {
+  if (mbs_h5_list_datasets(g, "", &l) < 0) {
     rc = l.nomem ? MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory", path)
                  : mbs_h5_fail(err, path, "list the datasets of '/statistics'");
     goto done;
@@ -1574,7 +1522,7 @@ static int drop_statistics(mbs_store* s, mbs_error* err) {
   mbs_h5_close(&g, H5Gclose);
   H5TRY(H5Ldelete(s->file, "statistics", H5P_DEFAULT), "remove '/statistics'");
 done:
-  free_names(&l);
+  mbs_h5_free_names(&l);
   mbs_h5_close(&sc, H5Dclose);
   mbs_h5_close(&sp, H5Sclose);
   mbs_h5_close(&d, H5Dclose);

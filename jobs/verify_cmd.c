@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../io/h5_util.h"
+
 #define BLOCK_BYTES (4L * 1024 * 1024)  // a contiguous dataset is read in blocks of this size
 #define MAX_LINES 10                    // damaged blocks named per dataset
 #define MAX_NAMED 5                     // damaged datasets named in the summary
@@ -57,60 +59,10 @@ const char* mbs_h5_read_problem(char* out, size_t n) {
 // ------------------------------------------------------------------------------------------
 // the file's datasets
 
-typedef struct name_list {
-  char** v;
-  long n, cap;
-} name_list;
-
-static int add_name(name_list* l, const char* name) {
-  if (l->n == l->cap) {
-    const long cap = l->cap ? 2 * l->cap : 64;
-    char** v = realloc(l->v, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    l->v = v;
-    l->cap = cap;
-  }
-  const size_t len = strlen(name);
-  char* s = malloc(len + 2);
-  if (!s) return -1;
-  s[0] = '/';
-  memcpy(s + 1, name, len + 1);
-  l->v[l->n++] = s;
-  return 0;
-}
-
-static void free_names(name_list* l) {
-  for (long i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-}
-
-static int has_name(const name_list* l, const char* name) {
+static int has_name(const mbs_h5_names* l, const char* name) {
   for (long i = 0; i < l->n; i++)
     if (!strcmp(l->v[i], name)) return 1;
   return 0;
-}
-
-#if H5_VERSION_GE(1, 12, 0)
-typedef H5O_info2_t visit_info;
-#else
-typedef H5O_info_t visit_info;
-#endif
-
-static herr_t visit_cb(hid_t obj, const char* name, const visit_info* info, void* data) {
-  (void)obj;
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  return add_name(data, name) ? -1 : 0;
-}
-
-// every dataset of the file (each object once, in name order)
-static herr_t list_datasets(hid_t f, name_list* l) {
-#if H5_VERSION_GE(1, 12, 0)
-  return H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, visit_cb, l, H5O_INFO_BASIC);
-#elif H5_VERSION_GE(1, 10, 3)
-  return H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit_cb, l, H5O_INFO_BASIC);
-#else
-  return H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, visit_cb, l);
-#endif
 }
 
 // ------------------------------------------------------------------------------------------
@@ -444,7 +396,7 @@ static int is_per_sample(const char* name, int rank) {
          (starts_with(name, "/trajectories/") && rank == 3);
 }
 
-static void check_bookkeeping(hid_t f, const name_list* l, book* b) {
+static void check_bookkeeping(hid_t f, const mbs_h5_names* l, book* b) {
   static const char* const required[] = {
       "/samples", "/time", "/parameter_names", "/parameters", "/status/code",
       "/status/message", "/status/wall_time", "/status/steps", "/status/done"};
@@ -621,9 +573,9 @@ int mbs_cmd_verify(int argc, char** argv) {
   }
 
   // every dataset, read in full
-  name_list l = {NULL, 0, 0};
+  mbs_h5_names l = {NULL, 0, 0, 0};
   int structure_damaged = 0;
-  if (list_datasets(f, &l) < 0) {
+  if (mbs_h5_list_datasets(f, "/", &l) < 0) {
     char why[400];
     mbs_h5_read_problem(why, sizeof why);
     printf("%s: the file's groups cannot all be walked (%ld datasets found): %s\n", file, l.n,
@@ -681,7 +633,7 @@ int mbs_cmd_verify(int argc, char** argv) {
     printf("%s: mbstudy_format is '%s'; this mbstudy knows format 1: the datasets were read, "
            "the bookkeeping not checked\n", file, format);
   free(b.done);
-  free_names(&l);
+  mbs_h5_free_names(&l);
   H5Fclose(f);
 
   // the summary
