@@ -290,7 +290,8 @@ static int prune(mbs_merger* M) {
     if (mk.first_failed >= 0) snprintf(mk.message, sizeof(mk.message), "%s", M->first_message);
     rc = mbs_journal_write_merged(M->parts, &mk, &M->err);
     if (rc == MBS_OK) {
-      memmove(M->fail_idx, M->fail_idx + k, (size_t)(M->nfail_idx - k) * sizeof(long));
+      if (k > 0 && M->nfail_idx > k)
+        memmove(M->fail_idx, M->fail_idx + k, (size_t)(M->nfail_idx - k) * sizeof(long));
       M->nfail_idx -= k;
       M->durable = d;
       M->durable_failed = failed;
