@@ -76,8 +76,10 @@ static void human_bytes(double n, char* buf, size_t cap) {
 
 // The result's size (uncompressed: trajectories, parameters, scalars and status of every
 // sample) against the free space of the disk that will hold it, before the first sample; said
-// when it is large. Journals take about as much again while the study runs.
-static int check_size(const mbs_plan* P, const mbs_study_spec* sp, FILE* log, mbs_error* err) {
+// when it is large. Journals kept to the end (`keeps_journals`: an iterative driver's, an array
+// part's) take about as much again while the study runs; others are deleted as they are merged.
+static int check_size(const mbs_plan* P, const mbs_study_spec* sp, int keeps_journals, FILE* log,
+                      mbs_error* err) {
   const double per_sample =
       8.0 * ((double)P->frame_values + P->nscal + P->np) + 8 + 8 + 4 + 1 + 320;
   const double bytes = (double)P->nsamples * per_sample;
@@ -99,9 +101,16 @@ static int check_size(const mbs_plan* P, const mbs_study_spec* sp, FILE* log, mb
                        "will make it fit, execution: {check_disk_space: false}", P->nsamples,
                        P->nframes, P->nframes > 0 ? P->frame_values / P->nframes : 0, need,
                        dir ? dir : ".", freeb);
-  else if (bytes >= 1e8 && log)
+  else if (bytes >= 1e8 && log && keeps_journals)
     fprintf(log, "mbstudy: the result will take about %s (uncompressed; %s free on %s), and its "
                  "journals about as much while the study runs\n", need, freeb, dir ? dir : ".");
+  else if (bytes >= 1e8 && log) {
+    char seg[32];
+    human_bytes((double)sp->journal_segment, seg, sizeof seg);
+    fprintf(log, "mbstudy: the result will take about %s (uncompressed; %s free on %s); its "
+                 "journals are deleted as they are merged into it (a few segments of %s per "
+                 "thread remain at a time)\n", need, freeb, dir ? dir : ".", seg);
+  }
   free(dir);
   return rc;
 }
@@ -561,7 +570,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   }
   // the result's size, said and checked before anything is sized by the sample count
   if (rc == MBS_OK && R.rank == 0 && !opt->plan_only)
-    rc = check_size(&P, spec, log, err);
+    rc = check_size(&P, spec, D.ops->iterative || opt->part_count > 0, log, err);
   char* parts = mbs_format_string("%s.parts", spec->output);
   R.parts = parts;
   R.done = rc == MBS_OK ? calloc((size_t)(P.nsamples + 7) / 8 + 1, 1) : NULL;
