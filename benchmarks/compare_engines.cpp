@@ -41,7 +41,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cerrno>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,8 +87,11 @@ struct BodyDef {
   double angles[3] = {0, 0, 0};  // F on the parent: body-fixed X-Y-Z angles
   double R_PF[9];                // ... the rotation they give
   double p_PF[3] = {0, 0, 0};
+  double angles_BM[3] = {0, 0, 0};  // M on this body, as F: body-fixed X-Y-Z angles
+  double R_BM[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double p_BM[3] = {0, 0, 0};
   double mass = 1;
-  double com[3] = {0, 0, 0};     // in B (= M)
+  double com[3] = {0, 0, 0};     // in B
   double d[3] = {1, 1, 1};       // principal central moments
   double qI[4] = {1, 0, 0, 0};   // principal axes in B as a quaternion
   double I6[6];                  // central inertia in B: xx yy zz xy xz yz
@@ -118,15 +123,8 @@ struct Model {
 
 std::string body_name(int i) { return i == 0 ? "world" : "b" + std::to_string(i); }
 
-void random_body(Rng& rng, BodyDef& bd, double reach, double com_reach, double i_lo, double i_hi) {
-  for (int k = 0; k < 3; k++) bd.angles[k] = rng.uniform(-kPi, kPi);
-  rot_body_xyz(bd.R_PF, bd.angles);
-  for (int k = 0; k < 3; k++) bd.p_PF[k] = rng.uniform(-reach, reach);
-  bd.mass = rng.uniform(0.5, 2.0);
-  for (int k = 0; k < 3; k++) bd.com[k] = rng.uniform(-com_reach, com_reach);
-  const double s = bd.mass * rng.uniform(i_lo, i_hi);
-  for (int k = 0; k < 3; k++) bd.d[k] = s * rng.uniform(1.0, 1.9);  // max < sum of the others
-  rng.unit_quat(bd.qI);
+// the central inertia in B (I6) from the principal moments d and their axes qI
+void set_inertia(BodyDef& bd) {
   double R[9];
   quat_to_rot(R, bd.qI);
   double I[9];
@@ -142,6 +140,66 @@ void random_body(Rng& rng, BodyDef& bd, double reach, double com_reach, double i
   bd.I6[3] = 0.5 * (I[1] + I[3]);
   bd.I6[4] = 0.5 * (I[2] + I[6]);
   bd.I6[5] = 0.5 * (I[5] + I[7]);
+}
+
+// General joint frames, as in OpenSim models: F on the parent and M on the body both have a
+// random rotation (uniform body-fixed X-Y-Z angles) and a random offset in [-reach, reach]^3.
+void random_body(Rng& rng, BodyDef& bd, double reach, double com_reach, double i_lo, double i_hi) {
+  for (int k = 0; k < 3; k++) bd.angles[k] = rng.uniform(-kPi, kPi);
+  rot_body_xyz(bd.R_PF, bd.angles);
+  for (int k = 0; k < 3; k++) bd.p_PF[k] = rng.uniform(-reach, reach);
+  for (int k = 0; k < 3; k++) bd.angles_BM[k] = rng.uniform(-kPi, kPi);
+  rot_body_xyz(bd.R_BM, bd.angles_BM);
+  for (int k = 0; k < 3; k++) bd.p_BM[k] = rng.uniform(-reach, reach);
+  bd.mass = rng.uniform(0.5, 2.0);
+  for (int k = 0; k < 3; k++) bd.com[k] = rng.uniform(-com_reach, com_reach);
+  const double s = bd.mass * rng.uniform(i_lo, i_hi);
+  for (int k = 0; k < 3; k++) bd.d[k] = s * rng.uniform(1.0, 1.9);  // max < sum of the others
+  rng.unit_quat(bd.qI);
+  set_inertia(bd);
+}
+
+// body-fixed X-Y-Z angles of R = Rx(a0) Ry(a1) Rz(a2)
+void rot_to_body_xyz(double a[3], const double R[9]) {
+  a[1] = std::asin(std::max(-1.0, std::min(1.0, R[2])));
+  a[0] = std::atan2(-R[5], R[8]);
+  a[2] = std::atan2(-R[1], R[0]);
+}
+
+// The same model with every body frame moved onto its M frame (X_BM = identity): the centers of
+// mass and principal axes re-expressed in M, each child's F frame in its parent's M frame. The
+// coordinates and speeds are unchanged (they relate F and M). MuJoCo has no outboard joint
+// frame (a hinge turns about an axis through a point of its body), so it is given this form,
+// as a model converter would; so is the 80-bit reference.
+Model m_frame_model(const Model& m) {
+  Model r = m;
+  for (int i = 1; i <= m.n; i++) {
+    const BodyDef& b = m.b[i];
+    BodyDef& o = r.b[i];
+    double d[3];
+    for (int k = 0; k < 3; k++) d[k] = b.com[k] - b.p_BM[k];
+    mat_tvec(o.com, b.R_BM, d);
+    double qBM[4], qMB[4];
+    rot_to_quat(qBM, b.R_BM);
+    qMB[0] = qBM[0];
+    for (int k = 1; k < 4; k++) qMB[k] = -qBM[k];
+    quat_mul(o.qI, qMB, b.qI);
+    set_inertia(o);
+    for (int k = 0; k < 3; k++) o.angles_BM[k] = o.p_BM[k] = 0;
+    rot_body_xyz(o.R_BM, o.angles_BM);
+    const BodyDef& p = m.b[b.parent];
+    if (b.parent > 0) {
+      double R[9], Rt[9];
+      for (int x = 0; x < 3; x++)
+        for (int y = 0; y < 3; y++) Rt[3 * x + y] = p.R_BM[3 * y + x];
+      mat_mul(R, Rt, b.R_PF);
+      rot_to_body_xyz(o.angles, R);
+      rot_body_xyz(o.R_PF, o.angles);
+      for (int k = 0; k < 3; k++) d[k] = b.p_PF[k] - p.p_BM[k];
+      mat_tvec(o.p_PF, p.R_BM, d);
+    }
+  }
+  return r;
 }
 
 // a random tree: random parents (earlier bodies), pin or ball joints, free only under Ground
@@ -230,6 +288,7 @@ struct MbsEngine {
   mbs_system* sys = nullptr;
   mbs_state* st = nullptr;
   std::vector<int> qadr, uadr;
+  std::vector<int> uperm;  // canonical speed index -> mbstudy's
   std::vector<std::string> names;
   int nq = 0, nu = 0;
   ~MbsEngine() {
@@ -250,6 +309,8 @@ struct MbsEngine {
       for (int k = 0; k < 3; k++) {
         s.X_PF.angles[k] = bd.angles[k];
         s.X_PF.p[k] = bd.p_PF[k];
+        s.X_BM.angles[k] = bd.angles_BM[k];
+        s.X_BM.p[k] = bd.p_BM[k];
         s.com[k] = bd.com[k];
       }
       s.mass = bd.mass;
@@ -269,9 +330,11 @@ struct MbsEngine {
                         nq, nu, m.n + 1, m.nq, m.nu), false;
     qadr.assign(m.n + 1, 0);
     uadr.assign(m.n + 1, 0);
+    uperm.assign(m.nu, 0);
     for (int i = 1; i <= m.n; i++) {
       qadr[i] = mbs_body_qadr(sys, i);
       uadr[i] = mbs_body_uadr(sys, i);
+      for (int k = 0; k < joint_nu(m.b[i].type); k++) uperm[m.uadr[i] + k] = uadr[i] + k;
       if (mbs_body_nq(sys, i) != joint_nq(m.b[i].type) ||
           mbs_body_nu(sys, i) != joint_nu(m.b[i].type))
         return err = strf("mbstudy: body %d has nq %d nu %d", i, mbs_body_nq(sys, i),
@@ -309,6 +372,37 @@ struct MbsEngine {
       for (int k = 0; k < joint_nu(m.b[i].type); k++) udot[m.uadr[i] + k] = ud[uadr[i] + k];
     return true;
   }
+  // tau = M udot + C - f_applied (gravity and the State's applied forces)
+  bool inverse(const Model& m, const StateDef& s, const std::vector<double>& udot_c,
+               std::vector<double>& tau, std::string& err) {
+    std::vector<double> q, u, f;
+    native(m, s, q, u, f);
+    std::memcpy(mbs_state_upd_q(st), q.data(), sizeof(double) * nq);
+    std::memcpy(mbs_state_upd_u(st), u.data(), sizeof(double) * nu);
+    std::memcpy(mbs_state_upd_applied_mobility_forces(st), f.data(), sizeof(double) * nu);
+    std::vector<double> ud(nu), t(nu);
+    for (int c = 0; c < m.nu; c++) ud[uperm[c]] = udot_c[c];
+    if (mbs_realize_dynamics(sys, st) != MBS_OK ||
+        mbs_calc_inverse_dynamics(sys, st, ud.data(), t.data()) != MBS_OK)
+      return err = strf("mbstudy: %s", mbs_state_error(st)->message), false;
+    tau.assign(m.nu, 0);
+    for (int c = 0; c < m.nu; c++) tau[c] = t[uperm[c]];
+    return true;
+  }
+  // the dense mass matrix, canonical order, row-major
+  bool mass(const Model& m, const StateDef& s, std::vector<double>& M, std::string& err) {
+    std::vector<double> q, u, f;
+    native(m, s, q, u, f);
+    std::memcpy(mbs_state_upd_q(st), q.data(), sizeof(double) * nq);
+    std::vector<double> Mn((size_t)nu * nu);
+    if (mbs_realize_position(sys, st) != MBS_OK ||
+        mbs_calc_mass_matrix(sys, st, Mn.data()) != MBS_OK)
+      return err = strf("mbstudy: %s", mbs_state_error(st)->message), false;
+    M.assign((size_t)m.nu * m.nu, 0);
+    for (int i = 0; i < m.nu; i++)
+      for (int j = 0; j < m.nu; j++) M[(size_t)i * m.nu + j] = Mn[(size_t)uperm[i] * nu + uperm[j]];
+    return true;
+  }
 };
 
 //---------------------------------- Simbody ----------------------------------------------------
@@ -339,13 +433,16 @@ struct SbEngine {
       const Transform X_PF(Rotation(BodyRotationSequence, bd.angles[0], XAxis, bd.angles[1],
                                     YAxis, bd.angles[2], ZAxis),
                            Vec3(bd.p_PF[0], bd.p_PF[1], bd.p_PF[2]));
+      const Transform X_BM(Rotation(BodyRotationSequence, bd.angles_BM[0], XAxis,
+                                    bd.angles_BM[1], YAxis, bd.angles_BM[2], ZAxis),
+                           Vec3(bd.p_BM[0], bd.p_BM[1], bd.p_BM[2]));
       MobilizedBody& parent = mobod[bd.parent];
       if (bd.type == kPin)
-        mobod.push_back(MobilizedBody::Pin(parent, X_PF, body, Transform()));
+        mobod.push_back(MobilizedBody::Pin(parent, X_PF, body, X_BM));
       else if (bd.type == kBall)
-        mobod.push_back(MobilizedBody::Ball(parent, X_PF, body, Transform()));
+        mobod.push_back(MobilizedBody::Ball(parent, X_PF, body, X_BM));
       else
-        mobod.push_back(MobilizedBody::Free(parent, X_PF, body, Transform()));
+        mobod.push_back(MobilizedBody::Free(parent, X_PF, body, X_BM));
     }
     sys.realizeTopology();
     state = sys.getDefaultState();
@@ -391,6 +488,44 @@ struct SbEngine {
     udot.assign(m.nu, 0);
     for (int i = 1; i <= m.n; i++)
       for (int k = 0; k < joint_nu(m.b[i].type); k++) udot[m.uadr[i] + k] = ud[uadr[i] + k];
+    return true;
+  }
+  // the residual M udot + C - (mobility and body forces of every force element, gravity and the
+  // applied forces included): Simbody's inverse dynamics
+  void inverse_native(const SimTK::Vector& knownUdot, SimTK::Vector& tau) {
+    sys.realize(state, SimTK::Stage::Dynamics);
+    matter.calcResidualForceIgnoringConstraints(
+        state, sys.getMobilityForces(state, SimTK::Stage::Dynamics),
+        sys.getRigidBodyForces(state, SimTK::Stage::Dynamics), knownUdot, tau);
+  }
+  bool inverse(const Model& m, const StateDef& s, const std::vector<double>& udot_c,
+               std::vector<double>& tau, std::string&) {
+    SimTK::Vector q, u, f, ud(m.nu), t;
+    native(m, s, q, u, f);
+    state.updQ() = q;
+    state.updU() = u;
+    applied.setAllMobilityForces(state, f);
+    for (int i = 1; i <= m.n; i++)
+      for (int k = 0; k < joint_nu(m.b[i].type); k++) ud[uadr[i] + k] = udot_c[m.uadr[i] + k];
+    inverse_native(ud, t);
+    tau.assign(m.nu, 0);
+    for (int i = 1; i <= m.n; i++)
+      for (int k = 0; k < joint_nu(m.b[i].type); k++) tau[m.uadr[i] + k] = t[uadr[i] + k];
+    return true;
+  }
+  bool mass(const Model& m, const StateDef& s, std::vector<double>& M, std::string&) {
+    SimTK::Vector q, u, f;
+    native(m, s, q, u, f);
+    state.updQ() = q;
+    sys.realize(state, SimTK::Stage::Position);
+    SimTK::Matrix Mn;
+    matter.calcM(state, Mn);
+    std::vector<int> perm(m.nu);
+    for (int i = 1; i <= m.n; i++)
+      for (int k = 0; k < joint_nu(m.b[i].type); k++) perm[m.uadr[i] + k] = uadr[i] + k;
+    M.assign((size_t)m.nu * m.nu, 0);
+    for (int i = 0; i < m.nu; i++)
+      for (int j = 0; j < m.nu; j++) M[(size_t)i * m.nu + j] = Mn(perm[i], perm[j]);
     return true;
   }
 };
@@ -650,6 +785,40 @@ struct MjEngine {
     to_udot(mod, s, d->qacc, udot);
     return true;
   }
+  // Inverse dynamics and the mass matrix, for models of pins only (qvel = u): mj_inverse gives
+  // M qacc + bias (gravity included) and leaves qfrc_applied out, which is subtracted here.
+  bool inverse(const Model& mod, const StateDef& s, const std::vector<double>& udot_c,
+               std::vector<double>& tau, std::string& err) {
+    if (mod.count[kPin] != mod.n) return err = "MuJoCo inverse: pins only", false;
+    mj_resetData(m, d);
+    std::vector<double> qf(m->nv, 0);
+    native(mod, s, d->qpos, d->qvel, qf.data());
+    for (int i = 1; i <= mod.n; i++) d->qacc[dofadr[i]] = udot_c[mod.uadr[i]];
+    mj_inverse(m, d);
+    tau.assign(mod.nu, 0);
+    for (int i = 1; i <= mod.n; i++)
+      tau[mod.uadr[i]] = d->qfrc_inverse[dofadr[i]] - qf[dofadr[i]];
+    return true;
+  }
+  // the mass matrix with the least work MuJoCo's API allows: kinematics, composite inertias
+  void mass_native() {
+    mj_kinematics(m, d);
+    mj_comPos(m, d);
+    mj_crb(m, d);
+  }
+  bool mass(const Model& mod, const StateDef& s, std::vector<double>& M, std::string& err) {
+    if (mod.count[kPin] != mod.n) return err = "MuJoCo mass matrix: pins only", false;
+    mj_resetData(m, d);
+    std::vector<double> qf(m->nv, 0), Mn((size_t)m->nv * m->nv);
+    native(mod, s, d->qpos, d->qvel, qf.data());
+    mass_native();
+    mj_fullM(m, Mn.data(), d->qM);
+    M.assign((size_t)mod.nu * mod.nu, 0);
+    for (int i = 1; i <= mod.n; i++)
+      for (int j = 1; j <= mod.n; j++)
+        M[(size_t)mod.uadr[i] * mod.nu + mod.uadr[j]] = Mn[(size_t)dofadr[i] * m->nv + dofadr[j]];
+    return true;
+  }
 };
 
 //---------------------------------- 80-bit reference (pin trees) ------------------------------
@@ -755,8 +924,9 @@ std::vector<LD> ref_inverse_dynamics(const Model& m, const double* q, const doub
 }
 
 // udot in 80 bits; false if the model has other joints than pins
-bool ref_udot(const Model& m, const StateDef& s, std::vector<double>& udot) {
-  if (m.count[kPin] != m.n) return false;
+bool ref_udot(const Model& general, const StateDef& s, std::vector<double>& udot) {
+  if (general.count[kPin] != general.n) return false;
+  const Model m = m_frame_model(general);  // ref_inverse_dynamics knows no M frames
   const int nv = m.nu;
   const std::vector<double> u0(nv, 0);
   std::vector<LD> rhs = ref_inverse_dynamics(m, s.q.data(), s.u.data(), std::vector<LD>(nv, 0), true);
@@ -814,16 +984,48 @@ struct Worst {
   }
 };
 
+// the largest relative difference of two vectors (or matrices): each component against
+// max(1, |a|, |b|), or, with a common scale (> 0), against max(1, scale)
+struct WorstV {
+  double err = 0;
+  std::string where;
+  void update(const std::vector<double>& a, const std::vector<double>& b, double scale,
+              const std::string& ctx) {
+    for (size_t c = 0; c < a.size(); c++) {
+      const double x = a[c], y = b[c];
+      const double s = scale > 0 ? std::max(1.0, scale) : std::max({1.0, std::fabs(x), std::fabs(y)});
+      const double e = std::fabs(x - y) / s;
+      if (!(e <= err)) {
+        err = std::isnan(e) ? INFINITY : e;
+        where = strf("%s [%zu]: %.15g vs %.15g", ctx.c_str(), c, x, y);
+      }
+    }
+  }
+};
+void merge(WorstV& t, const WorstV& w) {
+  if (!(w.err <= t.err)) t = w;
+}
+double max_abs(const std::vector<double>& v) {
+  double r = 0;
+  for (double x : v) r = std::max(r, std::fabs(x));
+  return r;
+}
+
+// mbstudy and Simbody get the model with its general joint frames, MuJoCo the same model with
+// its body frames on the M frames (m_frame_model)
 struct Engines {
   MbsEngine mbs;
   SbEngine sb;
   MjEngine mj;
+  Model mm;  // the model MuJoCo was given
   bool build(const Model& m, bool urdf, std::string& err) {
-    return mbs.build(m, err) && sb.build(m, err) && mj.build(m, urdf, err);
+    mm = m_frame_model(m);
+    return mbs.build(m, err) && sb.build(m, err) && mj.build(mm, urdf, err);
   }
 };
 
 struct CheckTotals {
+  WorstV tau_ms, tau_mj, M_ms, M_mj;  // inverse dynamics, mass matrix (MuJoCo: pin models)
   Worst ms, mj, sj;     // mbstudy-Simbody, mbstudy-MuJoCo, Simbody-MuJoCo
   Worst mr, sr, jr;     // each engine against the 80-bit reference (pin models)
   Worst urdf_mjcf;      // MuJoCo from URDF against MuJoCo from MJCF, same chain
@@ -849,13 +1051,32 @@ bool check_model(const Model& m, bool urdf, int nstate, uint64_t seed, bool mujo
     return false;
   }
   Worst ms, mj, sj, mr, sr, jr;
+  WorstV tms, tmj, Mms, Mmj;
+  const bool pins = m.count[kPin] == m.n;
   Rng rng(seed);
   double max_acc = 0;
   bool have_ref = false;
   for (int k = 0; k < nstate; k++) {
     const StateDef s = random_state(rng, m, true);
     std::vector<double> a1, a2, a3, ar;
-    if (!e.mbs.accel(m, s, a1, err) || !e.sb.accel(m, s, a2, err) || !e.mj.accel(m, s, a3, err)) {
+    std::vector<double> udot(m.nu), t1, t2, t3, M1, M2, M3;
+    for (double& x : udot) x = rng.uniform(-3, 3);
+    if (!e.mbs.inverse(m, s, udot, t1, err) || !e.sb.inverse(m, s, udot, t2, err) ||
+        (pins && !e.mj.inverse(e.mm, s, udot, t3, err)) || !e.mbs.mass(m, s, M1, err) ||
+        !e.sb.mass(m, s, M2, err) || (pins && !e.mj.mass(e.mm, s, M3, err))) {
+      std::printf("%-13s FAILED: %s\n", m.name.c_str(), err.c_str());
+      tot.failed.push_back(m.name + ": " + err);
+      return false;
+    }
+    const std::string cx = m.name + strf(" state %d", k);
+    tms.update(t1, t2, 0, cx + " tau");
+    Mms.update(M1, M2, max_abs(M2), cx + " M");
+    if (pins) {
+      tmj.update(t1, t3, 0, cx + " tau");
+      Mmj.update(M1, M3, max_abs(M2), cx + " M");
+    }
+    if (!e.mbs.accel(m, s, a1, err) || !e.sb.accel(m, s, a2, err) ||
+        !e.mj.accel(e.mm, s, a3, err)) {
       std::printf("%-13s FAILED: %s\n", m.name.c_str(), err.c_str());
       tot.failed.push_back(m.name + ": " + err);
       return false;
@@ -872,21 +1093,29 @@ bool check_model(const Model& m, bool urdf, int nstate, uint64_t seed, bool mujo
     }
     for (double x : a2) max_acc = std::max(max_acc, std::fabs(x));
   }
-  bool ok = ms.err <= kTol && mr.err <= kTol && sr.err <= kTol;
-  if (mujoco_counts) ok = ok && mj.err <= kTol && sj.err <= kTol && jr.err <= kTol;
+  bool ok = ms.err <= kTol && mr.err <= kTol && sr.err <= kTol && tms.err <= kTol &&
+            Mms.err <= kTol;
+  if (mujoco_counts) ok = ok && mj.err <= kTol && sj.err <= kTol && jr.err <= kTol &&
+                          tmj.err <= kTol && Mmj.err <= kTol;
   std::string line = strf("%-13s %3d bodies (pin %3d ball %2d free %d) nu %3d |udot|<%-7.3g "
                           "mbs-Sb %.1e mbs-Mj %.1e Sb-Mj %.1e",
                           m.name.c_str(), m.n, m.count[0], m.count[1], m.count[2], m.nu, max_acc,
                           ms.err, mj.err, sj.err);
   if (have_ref)
     line += strf(" | vs 80-bit: mbs %.1e Sb %.1e Mj %.1e", mr.err, sr.err, jr.err);
+  line += strf(" | tau mbs-Sb %.1e M mbs-Sb %.1e", tms.err, Mms.err);
+  if (pins) line += strf(" tau mbs-Mj %.1e M mbs-Mj %.1e", tmj.err, Mmj.err);
   line += strf(" | MuJoCo %s nbody %d nv %d", e.mj.source.c_str(), e.mj.m->nbody, e.mj.m->nv);
   if (!mujoco_counts) line += " (MuJoCo for information)";
   std::printf("%s%s\n", line.c_str(), ok ? "" : "  FAIL");
   merge(tot.ms, ms);
   merge(tot.mr, mr);
   merge(tot.sr, sr);
+  merge(tot.tau_ms, tms);
+  merge(tot.M_ms, Mms);
   if (mujoco_counts) {
+    merge(tot.tau_mj, tmj);
+    merge(tot.M_mj, Mmj);
     merge(tot.mj, mj);
     merge(tot.sj, sj);
     merge(tot.jr, jr);
@@ -916,7 +1145,8 @@ void mj_inertia(const mjModel* m, int b, double I[9]) {
 void check_urdf_vs_mjcf(const Model& m, int nstate, CheckTotals& tot) {
   MjEngine a, b;
   std::string err;
-  if (!a.build(m, true, err) || !b.build(m, false, err)) {
+  const Model mm = m_frame_model(m);
+  if (!a.build(mm, true, err) || !b.build(mm, false, err)) {
     std::printf("%-13s URDF vs MJCF: FAILED to build: %s\n", m.name.c_str(), err.c_str());
     tot.failed.push_back(m.name + " URDF vs MJCF: " + err);
     return;
@@ -944,8 +1174,8 @@ void check_urdf_vs_mjcf(const Model& m, int nstate, CheckTotals& tot) {
   for (int k = 0; k < nstate; k++) {
     const StateDef s = random_state(rng, m, true);
     std::vector<double> x, y;
-    a.accel(m, s, x, err);
-    b.accel(m, s, y, err);
+    a.accel(mm, s, x, err);
+    b.accel(mm, s, y, err);
     w.update(m, x, y, m.name + strf(" state %d", k));
   }
   const bool ok = dfield <= 1e-14 && w.err <= kTol;
@@ -997,6 +1227,14 @@ int run_check(bool quick) {
   show("Simbody-80-bit ref", tot.sr);
   show("MuJoCo-80-bit ref", tot.jr);
   show("MuJoCo URDF-MJCF", tot.urdf_mjcf);
+  auto showv = [](const char* what, const WorstV& w) {
+    std::printf("worst %-22s %.3e%s%s\n", what, w.err, w.where.empty() ? "" : " at ",
+                w.where.c_str());
+  };
+  showv("tau mbstudy-Simbody", tot.tau_ms);
+  showv("tau mbstudy-MuJoCo", tot.tau_mj);
+  showv("M mbstudy-Simbody", tot.M_ms);
+  showv("M mbstudy-MuJoCo", tot.M_mj);
   if (!quick) std::printf("(the MuJoCo figures leave out the ill-conditioned chains)\n");
   const bool ok = tot.failed.empty();
   if (ok) {
@@ -1013,26 +1251,35 @@ int run_check(bool quick) {
 
 volatile double g_sink = 0;
 
-// median over `repeats` of the microseconds per call, each repeat ~0.2 s
-template <class F>
-double median_us(F&& call, int repeats) {
-  auto run = [&](long n) {
-    const double t0 = now_seconds();
-    for (long k = 0; k < n; k++) call((int)(k & 63));
-    return now_seconds() - t0;
-  };
+// One timed operation of one engine: call(k) does the work of one call on prepared state k.
+struct Timed {
+  std::string op, engine;
+  std::function<void(int)> call;
+  long ncall = 1;          // calls per repeat
+  std::vector<double> us;  // microseconds per call, one entry per repeat
+};
+
+double run_calls(const Timed& t, long n) {
+  const double t0 = now_seconds();
+  for (long k = 0; k < n; k++) t.call((int)(k & 63));
+  return now_seconds() - t0;
+}
+
+// the calls per repeat that take about `seconds`
+void calibrate(Timed& t, double seconds) {
   long n = 1;
-  double t = run(n);
-  while (t < 0.02) {
+  double s = run_calls(t, n);
+  while (s < 0.2 * seconds) {
     n *= 2;
-    t = run(n);
+    s = run_calls(t, n);
   }
-  const long ncall = std::max(1L, (long)std::ceil((double)n * 0.2 / t));
-  std::vector<double> us;
-  for (int r = 0; r < repeats; r++) us.push_back(run(ncall) / (double)ncall * 1e6);
-  std::sort(us.begin(), us.end());
-  const size_t h = us.size() / 2;
-  return us.size() % 2 ? us[h] : 0.5 * (us[h - 1] + us[h]);
+  t.ncall = std::max(1L, (long)std::ceil((double)n * seconds / s));
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.empty() ? NAN : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 std::string cpu_model() {
@@ -1055,71 +1302,150 @@ std::string cpu_model() {
   return r;
 }
 
-int run_time(int repeats) {
+std::string json_str(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += c;
+    } else if ((unsigned char)c < 0x20) {
+      r += strf("\\u%04x", (unsigned char)c);
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+struct TimeOptions {
+  int repeats = 7;
+  double seconds = 0.1;  // per repeat of one engine's operation
+  std::vector<int> sizes;
+  std::string json;  // raw figures, for benchmarks/run_all.py
+};
+
+const char* const kOps[3] = {"fd", "id", "mm"};
+const char* const kOpTitle[3] = {"forward dynamics", "inverse dynamics", "mass matrix"};
+const char* const kEngines[3] = {"mbstudy", "Simbody", "MuJoCo"};
+
+int run_time(const TimeOptions& o) {
   char date[64];
   const time_t tt = time(nullptr);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&tt));
-  std::printf("# forward dynamics per call, median of %d repeats of ~0.2 s each\n", repeats);
-  std::printf("# machine: %s (%ld online CPUs), date: %s\n", cpu_model().c_str(),
-              sysconf(_SC_NPROCESSORS_ONLN), date);
+  const std::string machine = strf("%s (%ld online CPUs)", cpu_model().c_str(),
+                                   sysconf(_SC_NPROCESSORS_ONLN));
+  const std::string simbody = strf("Simbody %s, %s (%s)", MBS_CMP_SIMBODY_VERSION,
+                                   MBS_CMP_SIMBODY_BUILD, MBS_CMP_SIMBODY_DIR);
+  const std::string mujoco = strf("MuJoCo %s, Debian's prebuilt library", mj_versionString());
+  const std::string models =
+      "spatial pin chains with general joint frames: every joint has an F frame on the parent "
+      "and an M frame on the child, each with a random rotation (uniform body-fixed X-Y-Z "
+      "angles) and a random offset in [-0.1, 0.1]^3, so the axes point in random directions; "
+      "compact random bodies, gravity only, no applied forces. mbstudy and Simbody take the F "
+      "and M frames as given; MuJoCo (which has no outboard joint frame) takes the same model "
+      "with each body frame on its M frame, from URDF";
+  const std::string calls =
+      "each call starts from a new state (cycling through 64 random states): forward dynamics: "
+      "set q, u; mbstudy mbs_realize_acceleration, Simbody realize(Acceleration), MuJoCo "
+      "mj_forward (contacts disabled, no geoms). Inverse dynamics: set q, u and udot; mbstudy "
+      "mbs_realize_dynamics + mbs_calc_inverse_dynamics, Simbody realize(Dynamics) + "
+      "calcResidualForceIgnoringConstraints (with the force elements' forces), MuJoCo mj_inverse. "
+      "Mass matrix (dense, nu x nu): set q; mbstudy mbs_realize_position + mbs_calc_mass_matrix, "
+      "Simbody realize(Position) + calcM, MuJoCo mj_kinematics + mj_comPos + mj_crb + mj_fullM";
+  std::printf("# time per call: median of %d interleaved repeats of ~%g s (mbstudy, Simbody, "
+              "MuJoCo, mbstudy, ... within each repeat); spread = (max - min) / 2 / median\n",
+              o.repeats, o.seconds);
+  std::printf("# machine: %s, date: %s\n", machine.c_str(), date);
   std::printf("# mbstudy %s (%s build) C flags: %s\n", MBS_VERSION_STRING, MBS_CMP_BUILD_TYPE,
               MBS_CMP_C_INFO);
   std::printf("# this program (Simbody/MuJoCo client code) C++ flags: %s\n", MBS_CMP_CXX_INFO);
-  std::printf("# Simbody %s and MuJoCo %s: prebuilt Debian libraries (their own flags)\n",
-              MBS_CMP_SIMBODY_VERSION, mj_versionString());
-  std::printf("# models: spatial pin chains (random F-frame rotation and an offset in [-0.1, 0.1]^3 "
-              "per joint, so the axes point in random directions), gravity only, no applied "
-              "forces; MuJoCo loads them from URDF\n");
-  std::printf("# each call sets a new q and u (cycling through 64 random states), then: mbstudy "
-              "mbs_realize_acceleration, Simbody realize(state, Stage::Acceleration), MuJoCo "
-              "mj_forward (contacts disabled, no geoms); clock_gettime(CLOCK_MONOTONIC)\n\n");
+  std::printf("# %s\n# %s\n", simbody.c_str(), mujoco.c_str());
+  std::printf("# models: %s\n# calls: %s; clock_gettime(CLOCK_MONOTONIC)\n\n", models.c_str(),
+              calls.c_str());
   std::fflush(stdout);
-  struct Row {
-    int n;
-    double us[3];
+
+  struct ModelTimes {
+    std::string name;
+    int n, nu;
+    std::vector<Timed> t;  // op-major: fd x 3 engines, id x 3, mm x 3
+    double err_fd_ms, err_fd_mj, err_id_ms, err_id_mj, err_mm_ms, err_mm_mj;
   };
-  std::vector<Row> rows;
+  std::vector<ModelTimes> all;
   bool all_ok = true;
-  std::vector<std::string> notes;
-  for (int n : kChainSizes) {
+  for (int n : o.sizes) {
     const Model m = pin_chain(n);
-    Engines e;
+    Engines e;  // timed below, within this iteration
     std::string err;
     if (!e.build(m, true, err)) {
       std::printf("chain %d: FAILED to build: %s\n", n, err.c_str());
       return 1;
     }
-    // verify once more that the timed models agree (the MuJoCo one was checked field by field)
+    // the timed models must agree before they are timed
     Rng rng(42 + n);
     std::vector<StateDef> states;
-    for (int k = 0; k < 64; k++) states.push_back(random_state(rng, m, false));
+    std::vector<std::vector<double>> udots;
+    for (int k = 0; k < 64; k++) {
+      states.push_back(random_state(rng, m, false));
+      std::vector<double> ud(m.nu);
+      for (double& x : ud) x = rng.uniform(-3, 3);
+      udots.push_back(ud);
+    }
+    ModelTimes mt;
+    mt.name = m.name;
+    mt.n = n;
+    mt.nu = m.nu;
     Worst w1, w2;
+    WorstV t1, t2, M1, M2;
     for (int k = 0; k < 4; k++) {
-      std::vector<double> a1, a2, a3;
-      e.mbs.accel(m, states[k], a1, err);
-      e.sb.accel(m, states[k], a2, err);
-      e.mj.accel(m, states[k], a3, err);
+      std::vector<double> a1, a2, a3, b1, b2, b3, c1, c2, c3;
+      bool ok = e.mbs.accel(m, states[k], a1, err) && e.sb.accel(m, states[k], a2, err) &&
+                e.mj.accel(e.mm, states[k], a3, err) &&
+                e.mbs.inverse(m, states[k], udots[k], b1, err) &&
+                e.sb.inverse(m, states[k], udots[k], b2, err) &&
+                e.mj.inverse(e.mm, states[k], udots[k], b3, err) &&
+                e.mbs.mass(m, states[k], c1, err) && e.sb.mass(m, states[k], c2, err) &&
+                e.mj.mass(e.mm, states[k], c3, err);
+      if (!ok) {
+        std::printf("chain %d: FAILED: %s\n", n, err.c_str());
+        return 1;
+      }
       w1.update(m, a1, a2, "");
       w2.update(m, a1, a3, "");
+      t1.update(b1, b2, 0, "");
+      t2.update(b1, b3, 0, "");
+      M1.update(c1, c2, max_abs(c2), "");
+      M2.update(c1, c3, max_abs(c2), "");
     }
-    notes.push_back(strf("chain %d: MuJoCo nbody %d nv %d; worst relative udot difference "
-                         "mbstudy-Simbody %.1e, mbstudy-MuJoCo %.1e", n, e.mj.m->nbody, e.mj.m->nv,
-                         w1.err, w2.err));
-    if (!(w1.err <= kTol && w2.err <= kTol)) all_ok = false;
-    // native copies of the 64 states
-    std::vector<std::vector<double>> mq(64), mu(64), mjq(64), mjv(64);
-    std::vector<SimTK::Vector> sq(64), su(64);
+    mt.err_fd_ms = w1.err;
+    mt.err_fd_mj = w2.err;
+    mt.err_id_ms = t1.err;
+    mt.err_id_mj = t2.err;
+    mt.err_mm_ms = M1.err;
+    mt.err_mm_mj = M2.err;
+    if (!(w1.err <= kTol && w2.err <= kTol && t1.err <= kTol && t2.err <= kTol &&
+          M1.err <= kTol && M2.err <= kTol))
+      all_ok = false;
+
+    // native copies of the 64 states; applied forces are zero in the timing runs
+    auto S = std::make_shared<std::vector<std::vector<double>>>(64 * 9);
+    auto& v = *S;  // per state k: mbs q u udot, mj qpos qvel qacc, (unused x3)
+    auto SB = std::make_shared<std::vector<SimTK::Vector>>(64 * 3);  // Simbody q u udot
     for (int k = 0; k < 64; k++) {
       std::vector<double> f;
-      e.mbs.native(m, states[k], mq[k], mu[k], f);
+      e.mbs.native(m, states[k], v[9 * k], v[9 * k + 1], f);
+      v[9 * k + 2].assign(e.mbs.nu, 0);
+      for (int c = 0; c < m.nu; c++) v[9 * k + 2][e.mbs.uperm[c]] = udots[k][c];
       SimTK::Vector sf;
-      e.sb.native(m, states[k], sq[k], su[k], sf);
-      mjq[k].assign(e.mj.m->nq, 0);
-      mjv[k].assign(e.mj.m->nv, 0);
+      e.sb.native(m, states[k], (*SB)[3 * k], (*SB)[3 * k + 1], sf);
+      (*SB)[3 * k + 2].resize(m.nu);
+      for (int i = 1; i <= m.n; i++) (*SB)[3 * k + 2][e.sb.uadr[i]] = udots[k][m.uadr[i]];
+      v[9 * k + 3].assign(e.mj.m->nq, 0);
+      v[9 * k + 4].assign(e.mj.m->nv, 0);
+      v[9 * k + 5].assign(e.mj.m->nv, 0);
       std::vector<double> qf(e.mj.m->nv, 0);
-      e.mj.native(m, states[k], mjq[k].data(), mjv[k].data(), qf.data());
+      e.mj.native(e.mm, states[k], v[9 * k + 3].data(), v[9 * k + 4].data(), qf.data());
+      for (int i = 1; i <= m.n; i++) v[9 * k + 5][e.mj.dofadr[i]] = udots[k][m.uadr[i]];
     }
-    // applied forces are zero in the timing runs
     std::fill(mbs_state_upd_applied_mobility_forces(e.mbs.st),
               mbs_state_upd_applied_mobility_forces(e.mbs.st) + e.mbs.nu, 0.0);
     e.sb.applied.clearAllForces(e.sb.state);
@@ -1128,71 +1454,189 @@ int run_time(int repeats) {
     mbs_system* sys = e.mbs.sys;
     mbs_state* st = e.mbs.st;
     const size_t qb = sizeof(double) * e.mbs.nq, ub = sizeof(double) * e.mbs.nu;
-    int mbs_fail = 0;
-    Row row;
-    row.n = n;
-    row.us[0] = median_us(
-        [&](int k) {
-          std::memcpy(mbs_state_upd_q(st), mq[k].data(), qb);
-          std::memcpy(mbs_state_upd_u(st), mu[k].data(), ub);
-          if (mbs_realize_acceleration(sys, st) != MBS_OK) mbs_fail++;
-          g_sink = g_sink + mbs_get_udot(sys, st)[0];
-        },
-        repeats);
+    auto work = std::make_shared<std::vector<double>>((size_t)e.mbs.nu * e.mbs.nu + e.mbs.nu);
+    auto mjM = std::make_shared<std::vector<double>>((size_t)e.mj.m->nv * e.mj.m->nv);
+    auto sbtau = std::make_shared<SimTK::Vector>();
+    auto sbM = std::make_shared<SimTK::Matrix>();
     SimTK::MultibodySystem& ssys = e.sb.sys;
+    SimTK::SimbodyMatterSubsystem& smatter = e.sb.matter;
     SimTK::State& sst = e.sb.state;
-    row.us[1] = median_us(
-        [&](int k) {
-          sst.updQ() = sq[k];
-          sst.updU() = su[k];
-          ssys.realize(sst, SimTK::Stage::Acceleration);
-          g_sink = g_sink + sst.getUDot()[0];
-        },
-        repeats);
+    SbEngine* sbe = &e.sb;
+    MjEngine* mje = &e.mj;
     mjModel* mm = e.mj.m;
     mjData* md = e.mj.d;
-    row.us[2] = median_us(
-        [&](int k) {
-          mju_copy(md->qpos, mjq[k].data(), mm->nq);
-          mju_copy(md->qvel, mjv[k].data(), mm->nv);
-          mj_forward(mm, md);
-          g_sink = g_sink + md->qacc[0];
-        },
-        repeats);
-    if (mbs_fail) {
-      std::printf("chain %d: mbs_realize_acceleration failed %d times\n", n, mbs_fail);
-      all_ok = false;
-    }
-    rows.push_back(row);
+    auto add = [&](const char* op, const char* engine, std::function<void(int)> f) {
+      Timed t;
+      t.op = op;
+      t.engine = engine;
+      t.call = std::move(f);
+      mt.t.push_back(std::move(t));
+    };
+    add("fd", "mbstudy", [=](int k) {
+      const auto& v = *S;
+      std::memcpy(mbs_state_upd_q(st), v[9 * k].data(), qb);
+      std::memcpy(mbs_state_upd_u(st), v[9 * k + 1].data(), ub);
+      if (mbs_realize_acceleration(sys, st) != MBS_OK) std::abort();
+      g_sink = g_sink + mbs_get_udot(sys, st)[0];
+    });
+    add("fd", "Simbody", [=, &ssys, &sst](int k) {
+      sst.updQ() = (*SB)[3 * k];
+      sst.updU() = (*SB)[3 * k + 1];
+      ssys.realize(sst, SimTK::Stage::Acceleration);
+      g_sink = g_sink + sst.getUDot()[0];
+    });
+    add("fd", "MuJoCo", [=](int k) {
+      const auto& v = *S;
+      mju_copy(md->qpos, v[9 * k + 3].data(), mm->nq);
+      mju_copy(md->qvel, v[9 * k + 4].data(), mm->nv);
+      mj_forward(mm, md);
+      g_sink = g_sink + md->qacc[0];
+    });
+    add("id", "mbstudy", [=](int k) {
+      const auto& v = *S;
+      std::memcpy(mbs_state_upd_q(st), v[9 * k].data(), qb);
+      std::memcpy(mbs_state_upd_u(st), v[9 * k + 1].data(), ub);
+      double* tau = work->data();
+      if (mbs_realize_dynamics(sys, st) != MBS_OK ||
+          mbs_calc_inverse_dynamics(sys, st, v[9 * k + 2].data(), tau) != MBS_OK)
+        std::abort();
+      g_sink = g_sink + tau[0];
+    });
+    add("id", "Simbody", [=, &sst](int k) {
+      sst.updQ() = (*SB)[3 * k];
+      sst.updU() = (*SB)[3 * k + 1];
+      sbe->inverse_native((*SB)[3 * k + 2], *sbtau);
+      g_sink = g_sink + (*sbtau)[0];
+    });
+    add("id", "MuJoCo", [=](int k) {
+      const auto& v = *S;
+      mju_copy(md->qpos, v[9 * k + 3].data(), mm->nq);
+      mju_copy(md->qvel, v[9 * k + 4].data(), mm->nv);
+      mju_copy(md->qacc, v[9 * k + 5].data(), mm->nv);
+      mj_inverse(mm, md);
+      g_sink = g_sink + md->qfrc_inverse[0];
+    });
+    add("mm", "mbstudy", [=](int k) {
+      const auto& v = *S;
+      std::memcpy(mbs_state_upd_q(st), v[9 * k].data(), qb);
+      double* M = work->data();
+      if (mbs_realize_position(sys, st) != MBS_OK || mbs_calc_mass_matrix(sys, st, M) != MBS_OK)
+        std::abort();
+      g_sink = g_sink + M[0];
+    });
+    add("mm", "Simbody", [=, &ssys, &smatter, &sst](int k) {
+      sst.updQ() = (*SB)[3 * k];
+      ssys.realize(sst, SimTK::Stage::Position);
+      smatter.calcM(sst, *sbM);
+      g_sink = g_sink + (*sbM)(0, 0);
+    });
+    add("mm", "MuJoCo", [=](int k) {
+      const auto& v = *S;
+      mju_copy(md->qpos, v[9 * k + 3].data(), mm->nq);
+      mje->mass_native();
+      mj_fullM(mm, mjM->data(), md->qM);
+      g_sink = g_sink + (*mjM)[0];
+    });
+    for (Timed& t : mt.t) calibrate(t, o.seconds);
+    for (int r = 0; r < o.repeats; r++)
+      for (Timed& t : mt.t) t.us.push_back(run_calls(t, t.ncall) / (double)t.ncall * 1e6);
     std::fprintf(stderr, "chain %3d timed\n", n);
+    all.push_back(std::move(mt));
   }
-  std::printf("| bodies | mbstudy us | Simbody us | MuJoCo us | mbstudy/MuJoCo | mbstudy/Simbody |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|\n");
-  for (const Row& r : rows)
-    std::printf("| %d | %.3f | %.3f | %.3f | %.2f | %.2f |\n", r.n, r.us[0], r.us[1], r.us[2],
-                r.us[0] / r.us[2], r.us[0] / r.us[1]);
-  const Row* r10 = nullptr;
-  const Row* r200 = nullptr;
-  for (const Row& r : rows) {
-    if (r.n == 10) r10 = &r;
-    if (r.n == 200) r200 = &r;
+
+  auto spread = [](const std::vector<double>& us) {
+    const double md = median_of(us);
+    return 100 * 0.5 * (*std::max_element(us.begin(), us.end()) -
+                        *std::min_element(us.begin(), us.end())) / md;
+  };
+  for (int op = 0; op < 3; op++) {
+    std::printf("## %s per call (us)\n\n", kOpTitle[op]);
+    std::printf("| bodies | mbstudy | Simbody | MuJoCo | mbstudy/MuJoCo | mbstudy/Simbody |\n");
+    std::printf("|---:|---:|---:|---:|---:|---:|\n");
+    for (const ModelTimes& mt : all) {
+      const Timed* t = &mt.t[3 * op];
+      double md[3];
+      for (int k = 0; k < 3; k++) md[k] = median_of(t[k].us);
+      std::printf("| %d | %.3f ±%.0f%% | %.3f ±%.0f%% | %.3f ±%.0f%% | %.2f | %.2f |\n", mt.n,
+                  md[0], spread(t[0].us), md[1], spread(t[1].us), md[2], spread(t[2].us),
+                  md[0] / md[2], md[0] / md[1]);
+    }
+    std::printf("\n");
   }
-  if (r10 && r200)
-    std::printf("\ncost ratio 200-body/10-body: mbstudy %.1f, Simbody %.1f, MuJoCo %.1f\n",
-                r200->us[0] / r10->us[0], r200->us[1] / r10->us[1], r200->us[2] / r10->us[2]);
-  std::printf("\n");
-  for (const std::string& s : notes) std::printf("# %s\n", s.c_str());
+  for (const ModelTimes& mt : all)
+    std::printf("# %s: largest relative difference mbstudy-Simbody / mbstudy-MuJoCo: udot "
+                "%.1e / %.1e, tau %.1e / %.1e, M %.1e / %.1e\n",
+                mt.name.c_str(), mt.err_fd_ms, mt.err_fd_mj, mt.err_id_ms, mt.err_id_mj,
+                mt.err_mm_ms, mt.err_mm_mj);
   if (!all_ok) std::printf("WARNING: the timed models do not agree to %g\n", kTol);
+
+  if (!o.json.empty()) {
+    FILE* f = std::fopen(o.json.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s: %s\n", o.json.c_str(), std::strerror(errno));
+      return 1;
+    }
+    std::fprintf(f, "{\n  \"program\": \"mbs_compare_engines\",\n  \"date\": %s,\n",
+                 json_str(date).c_str());
+    std::fprintf(f, "  \"machine\": %s,\n  \"mbstudy\": %s,\n  \"c_flags\": %s,\n",
+                 json_str(machine).c_str(),
+                 json_str(strf("mbstudy %s (%s build)", MBS_VERSION_STRING, MBS_CMP_BUILD_TYPE))
+                     .c_str(),
+                 json_str(MBS_CMP_C_INFO).c_str());
+    std::fprintf(f, "  \"cxx_flags\": %s,\n  \"simbody\": %s,\n  \"simbody_release\": %s,\n",
+                 json_str(MBS_CMP_CXX_INFO).c_str(), json_str(simbody).c_str(),
+#ifdef MBS_SIMBODY_RELEASE
+                 "true"
+#else
+                 "false"
+#endif
+    );
+    std::fprintf(f, "  \"mujoco\": %s,\n  \"models\": %s,\n  \"calls\": %s,\n",
+                 json_str(mujoco).c_str(), json_str(models).c_str(), json_str(calls).c_str());
+    std::fprintf(f, "  \"repeats\": %d,\n  \"seconds_per_repeat\": %g,\n  \"agree\": %s,\n",
+                 o.repeats, o.seconds, all_ok ? "true" : "false");
+    std::fprintf(f, "  \"results\": [\n");
+    bool first = true;
+    for (const ModelTimes& mt : all) {
+      const double errs[3][2] = {{mt.err_fd_ms, mt.err_fd_mj},
+                                 {mt.err_id_ms, mt.err_id_mj},
+                                 {mt.err_mm_ms, mt.err_mm_mj}};
+      for (size_t i = 0; i < mt.t.size(); i++) {
+        const Timed& t = mt.t[i];
+        const int op = (int)i / 3;
+        const double diff = t.engine == "mbstudy" ? 0 : errs[op][t.engine == "Simbody" ? 0 : 1];
+        std::fprintf(f, "%s    {\"model\": %s, \"bodies\": %d, \"nu\": %d, \"op\": %s, "
+                     "\"engine\": %s, \"calls_per_repeat\": %ld, \"diff_from_mbstudy\": %.3g, "
+                     "\"us\": [",
+                     first ? "" : ",\n", json_str(mt.name).c_str(), mt.n, mt.nu,
+                     json_str(t.op).c_str(), json_str(t.engine).c_str(), t.ncall, diff);
+        for (size_t r = 0; r < t.us.size(); r++)
+          std::fprintf(f, "%s%.6g", r ? ", " : "", t.us[r]);
+        std::fprintf(f, "]}");
+        first = false;
+      }
+    }
+    std::fprintf(f, "\n  ]\n}\n");
+    if (std::fclose(f) != 0) {
+      std::fprintf(stderr, "cannot write %s: %s\n", o.json.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
   return all_ok ? 0 : 1;
 }
 
 void usage(const char* prog) {
-  std::printf("usage: %s --check | --quick | --time [--repeats N]\n"
-              "  --check       cross-check udot of mbstudy, Simbody and MuJoCo on random trees "
-              "and the timing chains\n"
+  std::printf("usage: %s --check | --quick | --time [--repeats N] [--seconds S] [--sizes LIST] "
+              "[--json FILE]\n"
+              "  --check       cross-check udot, inverse dynamics and the mass matrix of mbstudy, "
+              "Simbody and MuJoCo on random trees and the timing chains\n"
               "  --quick       a reduced --check (for CI)\n"
-              "  --time        time forward dynamics on pin chains of 1..200 bodies\n"
-              "  --repeats N   timing repeats (default 7)\n",
+              "  --time        time forward dynamics, inverse dynamics and the mass matrix on pin "
+              "chains with general joint frames\n"
+              "  --repeats N   interleaved timing repeats (default 7)\n"
+              "  --seconds S   length of one repeat of one engine's operation (default 0.1)\n"
+              "  --sizes LIST  chain sizes, comma-separated (default 1,5,10,20,50,100,200)\n"
+              "  --json FILE   also write every repeat's figure as JSON\n",
               prog);
 }
 
@@ -1200,39 +1644,65 @@ void usage(const char* prog) {
 
 int main(int argc, char** argv) {
   bool check = false, quick = false, time_it = false;
-  int repeats = 7;
+  TimeOptions o;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
     if (a == "--check") {
       check = true;
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--time") {
       time_it = true;
-    } else if (a == "--repeats" && i + 1 < argc) {
-      repeats = std::atoi(argv[++i]);
-      if (repeats < 1) {
+    } else if (a == "--repeats" && has_value) {
+      o.repeats = std::atoi(argv[++i]);
+      if (o.repeats < 1) {
         std::fprintf(stderr, "--repeats needs a positive number\n");
         return 2;
       }
+    } else if (a == "--seconds" && has_value) {
+      o.seconds = std::atof(argv[++i]);
+      if (!(o.seconds > 0 && o.seconds <= 100)) {
+        std::fprintf(stderr, "--seconds needs a number in (0, 100]\n");
+        return 2;
+      }
+    } else if (a == "--sizes" && has_value) {
+      const std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        const size_t c = list.find(',', pos);
+        const std::string item = list.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        char* end = nullptr;
+        const long n = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end || n < 1 || n > 1000) {
+          std::fprintf(stderr, "--sizes: '%s' is not a body count in 1..1000\n", item.c_str());
+          return 2;
+        }
+        o.sizes.push_back((int)n);
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+    } else if (a == "--json" && has_value) {
+      o.json = argv[++i];
     } else if (a == "--help" || a == "-h") {
       usage(argv[0]);
       return 0;
     } else {
-      std::fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      std::fprintf(stderr, "unknown or incomplete argument '%s'\n", a.c_str());
       usage(argv[0]);
       return 2;
     }
   }
-  if (time_it && repeats < 5)
+  if (o.sizes.empty()) o.sizes.assign(std::begin(kChainSizes), std::end(kChainSizes));
+  if (time_it && o.repeats < 5)
     std::fprintf(stderr, "warning: --repeats %d: at least 5 repeats give a steadier median\n",
-                 repeats);
+                 o.repeats);
   if (!check && !quick && !time_it) {
     usage(argv[0]);
     return 2;
   }
   int rc = 0;
   if (check || quick) rc |= run_check(quick && !check);
-  if (time_it) rc |= run_time(repeats);
+  if (time_it) rc |= run_time(o);
   return rc;
 }
