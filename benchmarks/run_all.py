@@ -1,0 +1,673 @@
+#!/usr/bin/python3
+"""Every benchmark of mbstudy in one command, written to BENCHMARKS.md.
+
+usage: benchmarks/run_all.py [--build DIR] [--out FILE] [--shared DIR] [--quick]
+                             [--only SECTION,...] [--no-simbody-release]
+
+Builds mbstudy with optimization (CMake Release, the engine comparison on) in --build (default
+build-bench), builds Simbody from Debian's source package in Release (-DNDEBUG) when its source
+can be fetched (apt-get source with a private source list: the system's apt configuration is
+not touched; MBS_SIMBODY_SOURCE=DIR names an unpacked source tree instead), then runs every
+benchmark and writes --out (default BENCHMARKS.md in the repository): the machine, the date,
+each exact command, the versions and build flags of every program compared, medians and spread
+of interleaved repeats (A, B, C, A, B, C, ...), and each target with its figure.
+
+Sections (--only): core, fig3, batch, muscles, studies, io, memory, sched. --quick shortens
+every section (fewer repeats and sizes) to check the command itself; its figures are not for
+quoting. Needs ../shared (models) for muscles and the gait2392 rows; sections that cannot run
+say why in the report.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SECTIONS = ["core", "fig3", "batch", "muscles", "studies", "io", "memory", "sched"]
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+class Report:
+    def __init__(self):
+        self.parts = []      # (section, markdown)
+        self.commands = []   # every command run for a figure
+        self.targets = []    # (target, figure, met: True/False/None, where)
+
+    def cmd(self, argv):
+        self.commands.append(" ".join(shlex.quote(str(a)) for a in argv))
+
+    def add(self, section, text):
+        self.parts.append((section, text))
+
+    def target(self, what, figure, met, where):
+        self.targets.append((what, figure, met, where))
+
+
+def log(msg):
+    print(f"[run_all {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def run(argv, rep=None, check=True, timeout=None, env=None, cwd=None):
+    if rep is not None:
+        rep.cmd(argv)
+    log("$ " + " ".join(shlex.quote(str(a)) for a in argv))
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env or ENV,
+                       timeout=timeout, cwd=cwd)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited {p.returncode}:\n{p.stdout[-3000:]}\n"
+                           f"{p.stderr[-3000:]}")
+    return p
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs):
+    m = median(xs)
+    return 100 * (max(xs) - min(xs)) / 2 / m if xs and m else float("nan")
+
+
+# ------------------------------------------------------------------ machine and builds
+
+def machine_facts():
+    cpu = "unknown CPU"
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and cpu == "unknown CPU":
+                    cpu = line.split(":", 1)[1].strip()
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+            mem = f"{kb / 2**20:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    simd = [x for x in ("avx2", "fma", "avx512f", "avx512dq") if x in flags]
+    osr = ""
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    osr = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    git = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    return {"cpu": cpu, "cpus": os.cpu_count(), "memory": mem, "simd": " ".join(simd),
+            "os": osr, "kernel": platform.release(),
+            "git": git + (" (working tree modified)" if dirty else ""), "cc": cc,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def build_mbstudy(args, rep):
+    b = args.build
+    run(["cmake", "-S", ROOT, "-B", b, "-DCMAKE_BUILD_TYPE=Release", "-DMBS_BUILD_COMPARISON=ON",
+         f"-DMBS_SHARED_DIR={args.shared}"], rep)
+    run(["cmake", "--build", b, "-j", str(os.cpu_count() or 2)], rep, timeout=3600)
+    cache = open(os.path.join(b, "CMakeCache.txt")).read()
+    flags = re.search(r"^CMAKE_C_FLAGS_RELEASE:STRING=(.*)$", cache, re.M)
+    return flags.group(1) if flags else "?"
+
+
+def apt_mirror():
+    """The Debian mirror the system's apt uses (deb822 or one-line sources)."""
+    for path in ["/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"]:
+        try:
+            text = open(path).read()
+        except OSError:
+            continue
+        m = re.search(r"^URIs:\s*(\S+)", text, re.M) or re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)",
+                                                                  text, re.M)
+        if m and "security" not in m.group(1):
+            return m.group(1)
+    return "http://deb.debian.org/debian"
+
+
+def fetch_simbody_source(work):
+    """Debian's simbody source package, unpacked; (dir, how) or (None, reason)."""
+    given = os.environ.get("MBS_SIMBODY_SOURCE")
+    if given:
+        if os.path.isfile(os.path.join(given, "CMakeLists.txt")):
+            return given, f"the source tree in MBS_SIMBODY_SOURCE ({given})"
+        return None, f"MBS_SIMBODY_SOURCE={given} holds no CMakeLists.txt"
+    src = os.path.join(work, "src")
+    for d in (os.listdir(src) if os.path.isdir(src) else []):
+        if d.startswith("simbody-") and os.path.isfile(os.path.join(src, d, "CMakeLists.txt")):
+            return os.path.join(src, d), "Debian's source package (fetched before)"
+    if not shutil.which("apt-get") or not shutil.which("dpkg-source"):
+        return None, "apt-get or dpkg-source not found (Debian's dpkg-dev)"
+    os.makedirs(os.path.join(work, "lists", "partial"), exist_ok=True)
+    os.makedirs(src, exist_ok=True)
+    codename = "bookworm"
+    try:
+        for line in open("/etc/os-release"):
+            if line.startswith("VERSION_CODENAME="):
+                codename = line.split("=", 1)[1].strip() or codename
+    except OSError:
+        pass
+    sl = os.path.join(work, "sources.list")
+    with open(sl, "w") as f:
+        f.write(f"deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                f"{apt_mirror()} {codename} main\n")
+    opts = ["-o", f"Dir::Etc::SourceList={sl}", "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", f"Dir::State::Lists={os.path.join(work, 'lists')}", "-q"]
+    try:
+        run(["apt-get"] + opts + ["update"], timeout=600)
+        run(["apt-get"] + opts + ["source", "simbody"], timeout=1200, cwd=src)
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        return None, f"apt-get source simbody failed: {str(e).strip().splitlines()[-1]}"
+    for d in os.listdir(src):
+        if d.startswith("simbody-") and os.path.isfile(os.path.join(src, d, "CMakeLists.txt")):
+            return os.path.join(src, d), "Debian's source package (apt-get source simbody)"
+    return None, "apt-get source simbody gave no source tree"
+
+
+def build_simbody_release(args, rep):
+    """(binary dir of the comparison programs built against it, description) or (None, why)."""
+    work = os.path.join(args.build, "simbody-release")
+    inst = os.path.join(work, "install")
+    cfg = os.path.join(inst, "lib", "cmake", "simbody")
+    if not os.path.isdir(os.path.join(cfg)):
+        cfg = os.path.join(inst, "lib", "x86_64-linux-gnu", "cmake", "simbody")
+    how = "built before"
+    if not os.path.isfile(os.path.join(cfg, "SimbodyConfig.cmake")):
+        srcdir, how = fetch_simbody_source(work)
+        if not srcdir:
+            return None, how
+        bdir = os.path.join(work, "build")
+        run(["cmake", "-S", srcdir, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release",
+             f"-DCMAKE_INSTALL_PREFIX={inst}", "-DCMAKE_INSTALL_LIBDIR=lib",
+             "-DBUILD_EXAMPLES=OFF", "-DBUILD_VISUALIZER=OFF", "-DBUILD_TESTING=OFF",
+             "-DBUILD_STATIC_LIBRARIES=OFF", "-DBUILD_DYNAMIC_LIBRARIES=ON",
+             # Debian's patches (0001) want the visualizer's folder named, as its rules do
+             f"-DSIMBODY_VISUALIZER_INSTALL_DIR={os.path.join(inst, 'libexec', 'simbody')}"],
+            rep)
+        run(["cmake", "--build", bdir, "-j", str(os.cpu_count() or 2), "--target", "install"],
+            rep, timeout=7200)
+        cfg = os.path.join(inst, "lib", "cmake", "simbody")
+    bb = os.path.join(args.build, "sbrel")
+    run(["cmake", "-S", ROOT, "-B", bb, "-DCMAKE_BUILD_TYPE=Release", "-DMBS_BUILD_COMPARISON=ON",
+         f"-DSimbody_DIR={cfg}", "-DMBS_SIMBODY_RELEASE=ON"], rep)
+    run(["cmake", "--build", bb, "-j", str(os.cpu_count() or 2), "--target",
+         "mbs_compare_engines", "mbs_fig3_accuracy"], rep, timeout=3600)
+    return bb, f"Simbody 3.7 from {how}, CMAKE_BUILD_TYPE=Release (-O3 -DNDEBUG), in {inst}"
+
+
+# ------------------------------------------------------------------ sections
+
+def section_core(args, rep, builds):
+    """Forward/inverse dynamics and mass matrix: mbstudy, Simbody (Debian and Release), MuJoCo."""
+    progs = [("debian", os.path.join(args.build, "benchmarks", "mbs_compare_engines"))]
+    if builds.get("sbrel"):
+        progs.append(("release", os.path.join(builds["sbrel"], "benchmarks",
+                                              "mbs_compare_engines")))
+    rounds = 1 if args.quick else 3
+    per = 3 if args.quick else 5
+    sizes = "10,50" if args.quick else "1,5,10,20,50,100,200"
+    raw = {}   # (variant, op, engine, bodies) -> [us]
+    meta = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for variant, prog in progs:   # processes alternate: debian, release, debian, ...
+                js = os.path.join(tmp, f"{variant}{r}.json")
+                run([prog, "--time", "--repeats", per, "--sizes", sizes, "--json", js], rep,
+                    timeout=3600)
+                d = json.load(open(js))
+                meta[variant] = d
+                for x in d["results"]:
+                    raw.setdefault((variant, x["op"], x["engine"], x["bodies"]), []).extend(x["us"])
+    ops = [("fd", "Forward dynamics"), ("id", "Inverse dynamics"), ("mm", "Mass matrix (dense)")]
+    bodies = sorted({k[3] for k in raw})
+    d0 = meta["debian"]
+    text = ["The engines are timed in one process per Simbody build; the processes alternate "
+            f"({rounds} rounds × {per} repeats), and within each repeat the engines alternate "
+            "(mbstudy, Simbody, MuJoCo, mbstudy, ...). Microseconds per call, median of all "
+            "repeats, ± half the range in percent. mbstudy and MuJoCo are the same programs in "
+            "both processes; their figures pool both.", "",
+            f"- models: {d0['models']}", f"- calls: {d0['calls']}",
+            f"- mbstudy: {d0['mbstudy']}, C flags: `{d0['c_flags']}`",
+            f"- client code of Simbody and MuJoCo: C++ flags `{d0['cxx_flags']}`",
+            f"- Simbody (Debian): {d0['simbody']}"]
+    if "release" in meta:
+        text.append(f"- Simbody (Release): {meta['release']['simbody']}; "
+                    f"{builds.get('sbrel_how', '')}")
+    else:
+        text.append(f"- Simbody (Release): not measured: {builds.get('sbrel_why', '?')}")
+    text.append(f"- {d0['mujoco']}")
+    text.append(f"- all engines agree on every timed model to 1e-9 (udot, tau, M): "
+                f"{'yes' if all(m['agree'] for m in meta.values()) else 'NO'}")
+    text.append("")
+    worst = {}
+    for op, title in ops:
+        text.append(f"#### {title}, µs per call\n")
+        hdr = "| bodies | mbstudy | MuJoCo | Simbody (Debian) |"
+        sep = "|---:|---:|---:|---:|"
+        if "release" in meta:
+            hdr += " Simbody (Release) |"
+            sep += "---:|"
+        hdr += " mbstudy/MuJoCo | mbstudy/Simbody (Debian) |"
+        sep += "---:|---:|"
+        if "release" in meta:
+            hdr += " mbstudy/Simbody (Release) |"
+            sep += "---:|"
+        text += [hdr, sep]
+        for n in bodies:
+            def pooled(engine):
+                xs = []
+                for v in meta:
+                    xs += raw.get((v, op, engine, n), [])
+                return xs
+            mb, mj = pooled("mbstudy"), pooled("MuJoCo")
+            sd = raw.get(("debian", op, "Simbody", n), [])
+            sr = raw.get(("release", op, "Simbody", n), [])
+            cells = [f"{median(mb):.3f} ±{spread(mb):.0f}%", f"{median(mj):.3f} ±{spread(mj):.0f}%",
+                     f"{median(sd):.3f} ±{spread(sd):.0f}%"]
+            if "release" in meta:
+                cells.append(f"{median(sr):.3f} ±{spread(sr):.0f}%")
+            rmj, rsd = median(mb) / median(mj), median(mb) / median(sd)
+            cells += [f"{rmj:.2f}", f"{rsd:.2f}"]
+            rsr = None
+            if "release" in meta:
+                rsr = median(mb) / median(sr)
+                cells.append(f"{rsr:.2f}")
+            text.append(f"| {n} | " + " | ".join(cells) + " |")
+            if op == "fd" and 10 <= n <= 200:
+                worst.setdefault("mj", []).append((rmj, n))
+                if rsr is not None:
+                    worst.setdefault("sr", []).append((rsr, n))
+        text.append("")
+    if "mj" in worst:
+        r, n = max(worst["mj"])
+        rep.target("Forward dynamics ≤ 0.5× MuJoCo's mj_forward, 10–200 bodies, general frames",
+                   f"worst {r:.2f}× (at {n} bodies)", r <= 0.5, "Core")
+    if "sr" in worst:
+        r, n = max(worst["sr"])
+        rep.target("Forward dynamics ≤ 0.25× Release Simbody's, 10–200 bodies",
+                   f"worst {r:.2f}× (at {n} bodies)", r <= 0.25, "Core")
+    else:
+        rep.target("Forward dynamics ≤ 0.25× Release Simbody's, 10–200 bodies",
+                   "not measured: " + builds.get("sbrel_why", "?"), None, "Core")
+    rep.add("Core: forward dynamics, inverse dynamics, mass matrix", "\n".join(text))
+
+
+def section_fig3(args, rep, builds):
+    progs = [("Debian Simbody", os.path.join(args.build, "benchmarks", "mbs_fig3_accuracy"))]
+    if builds.get("sbrel"):
+        progs.append(("Release Simbody", os.path.join(builds["sbrel"], "benchmarks",
+                                                      "mbs_fig3_accuracy")))
+    text = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, prog in progs:
+            js = os.path.join(tmp, "fig3.json")
+            argv = [prog, "--quick"] if args.quick else [prog, "--run", "--repeats", "3",
+                                                         "--json", js]
+            p = run(argv, rep, timeout=7200)
+            text += [f"#### Against {name}\n", "```", p.stdout.strip(), "```", ""]
+            if not args.quick and os.path.exists(js):
+                d = json.load(open(js))
+                fig3_target(rep, name, d)
+    rep.add("Integration: the Simbody paper's Fig. 3 experiment", "\n".join(text))
+
+
+def fig3_target(rep, name, d):
+    """The Fig. 3 target from the JSON of mbs_fig3_accuracy (as many fields as it gives)."""
+    rows = d.get("results") or d.get("rows") or []
+    worst = None
+    for r in rows:
+        try:
+            m = r["mbstudy"]
+            s = r["simbody"]
+            ratio = median(m["cpu"]) / median(s["cpu"])
+            same = m["error"] <= 1.5 * s["error"] + 1e-300
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            continue
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, r.get("accuracy"), same)
+    if worst:
+        rep.target(f"Fig. 3: same error as Simbody's RK-Merson with ≤ 0.25× its CPU time "
+                   f"({name})", f"worst CPU ratio {worst[0]:.2f}× (α = {worst[1]})",
+                   worst[0] <= 0.25, "Integration")
+
+
+def section_batch(args, rep, builds):
+    prog = os.path.join(args.build, "benchmarks", "bench_batch")
+    if not os.path.exists(prog):
+        rep.add("Many samples per instruction (batched forward dynamics)",
+                "Not measured: bench_batch is not built in this version.")
+        rep.target("Batched forward dynamics ≥ 3× the one-at-a-time throughput, 10–200 bodies",
+                   "not measured", None, "Batched")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "batch.json")
+        argv = [prog, "--json", js] + (["--quick"] if args.quick else [])
+        p = run(argv, rep, timeout=3600)
+        text = ["```", p.stdout.strip(), "```"]
+        try:
+            d = json.load(open(js))
+            gains = [(r["gain"], r["bodies"]) for r in d.get("results", [])
+                     if 10 <= r.get("bodies", 0) <= 200]
+            if gains:
+                g, n = min(gains)
+                rep.target("Batched forward dynamics ≥ 3× the one-at-a-time throughput, "
+                           "10–200 bodies", f"least {g:.2f}× (at {n} bodies, {d.get('isa')})",
+                           g >= 3, "Batched")
+        except (OSError, ValueError, KeyError):
+            pass
+    rep.add("Many samples per instruction (batched forward dynamics)", "\n".join(text))
+
+
+def section_muscles(args, rep, builds):
+    models = [os.path.join(args.shared, "models", m) for m in
+              ("gait2392_thelen2003muscle.osim", "rajagopal2016.osim")]
+    missing = [m for m in models if not os.path.exists(m)]
+    if missing:
+        rep.add("Muscles", f"Not measured: {', '.join(missing)} not found (--shared).")
+        return
+    prog = os.path.join(args.build, "benchmarks", "bench_muscles")
+    argv = [prog, "--repeats", 3 if args.quick else 7, "--duration", 1, "--accuracy", "1e-3",
+            "--excitation", "0.05,0.3"] + models
+    p = run(argv, rep, timeout=3600)
+    rep.add("Muscles: muscle-driven forward simulation",
+            "Simulated seconds per wall second, one core, from the default pose with constant "
+            "excitations, RK-Merson at accuracy 1e-3 (bench_muscles; its header says what is "
+            "timed).\n\n```\n" + p.stdout.strip() + "\n```")
+
+
+SUMMARY = re.compile(r"wrote .*: (\d+) samples .*; ([0-9.e+-]+) s, of which ([0-9.e+-]+) s "
+                     r"waiting on journals .* and ([0-9.e+-]+) s on the result file after the "
+                     r"last sample")
+
+
+def mbstudy_run(args, rep, spec, out, ranks=1, threads=1, record=True):
+    cmd = [os.path.join(args.build, "mbstudy"), "run", spec, "--force", "--quiet", "--threads",
+           threads, "--output", out]
+    if ranks > 1:
+        cmd = ["mpiexec", "-n", ranks, "--oversubscribe"] + cmd
+    t0 = time.monotonic()
+    p = run(cmd, rep if record else None, timeout=7200)
+    wall_process = time.monotonic() - t0
+    m = SUMMARY.search(p.stdout)
+    if not m:
+        raise RuntimeError(f"no summary line in the output of {' '.join(map(str, cmd))}:\n"
+                           f"{p.stdout}")
+    return {"samples": int(m.group(1)), "wall": float(m.group(2)),
+            "journal": float(m.group(3)), "merge": float(m.group(4)),
+            "process": wall_process}
+
+
+def spec_with(src, dst, **repl):
+    """A copy of a study spec with top-level keys of its sections replaced (simple YAML)."""
+    text = open(src).read()
+    for key, val in repl.items():
+        text, n = re.subn(rf"(?m)^(\s+){key}:.*$", rf"\g<1>{key}: {val}", text)
+        if n == 0:
+            raise RuntimeError(f"{src}: no '{key}:' to replace")
+    with open(dst, "w") as f:
+        f.write(text)
+    return dst
+
+
+def section_studies(args, rep, builds):
+    configs = [(1, 1), (1, 2), (2, 1)]
+    rounds = 1 if args.quick else 3
+    studies = [("pendulum Monte Carlo (uniform sample cost)",
+                os.path.join(HERE, "studies", "pendulum_mc.yaml"), {"count": 400} if args.quick
+                else {}),
+               ("posture sweep, magnitudes every 1 cm (heterogeneous: falls end runs early)",
+                os.path.join(ROOT, "studies", "specs", "posture_sweep.yaml"),
+                {"magnitude": "{from: 0, to: 0.2, step: 0.01}"})]
+    text = ["Samples per second and parallel efficiency E = T(1 rank, 1 thread) / (workers × T), "
+            f"medians of {rounds} runs; the configurations alternate (1×1, 1×2, 2×1, 1×1, ...). "
+            "Wall time as `mbstudy run` reports it (start to complete result file).", "",
+            "| study | ranks × threads | samples | wall s (median) | spread | samples/s | "
+            "efficiency | I/O share |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    effs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, spec, repl in studies:
+            if not os.path.exists(spec):
+                text.append(f"| {name} | not found: {spec} | | | | | | |")
+                continue
+            if args.quick and "posture" in spec:
+                continue
+            s = spec_with(spec, os.path.join(tmp, "s.yaml"), **repl) if repl else spec
+            res = {c: [] for c in configs}
+            for r in range(rounds):
+                for c in configs:
+                    res[c].append(mbstudy_run(args, rep, s, os.path.join(tmp, "o.h5"), *c,
+                                              record=(r == 0)))
+            t1 = median([x["wall"] for x in res[(1, 1)]])
+            for c in configs:
+                w = [x["wall"] for x in res[c]]
+                e = t1 / (c[0] * c[1] * median(w))
+                io = median([(x["journal"] + x["merge"]) / x["wall"] for x in res[c]])
+                n = res[c][0]["samples"]
+                text.append(f"| {name} | {c[0]} × {c[1]} | {n} | {median(w):.2f} | "
+                            f"±{spread(w):.0f}% | {n / median(w):.1f} | {100 * e:.1f}% | "
+                            f"{100 * io:.1f}% |")
+                if c == (2, 1):
+                    effs.append((e, name))
+    for e, name in effs:
+        rep.target(f"Parallel efficiency ≥ 95% at 2 ranks ({name})", f"{100 * e:.1f}%", e >= 0.95,
+                   "Studies")
+    rep.add("Studies: throughput and parallel efficiency", "\n".join(text))
+
+
+def disk_write_speed(folder, mb):
+    """Sequential write of `mb` MiB with dd, synced: MB/s."""
+    path = os.path.join(folder, "dd.bin")
+    t0 = time.monotonic()
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={mb}", "conv=fsync"],
+                   capture_output=True, check=True)
+    dt = time.monotonic() - t0
+    os.remove(path)
+    return mb * 2**20 / dt / 1e6
+
+
+def section_io(args, rep, builds):
+    folder = tempfile.mkdtemp(dir=args.build, prefix="io-")
+    try:
+        mb = 256 if args.quick else 2048
+        dd = [disk_write_speed(folder, mb) for _ in range(1 if args.quick else 3)]
+        rep.cmd(["dd", "if=/dev/zero", f"of={folder}/dd.bin", "bs=1M", f"count={mb}",
+                 "conv=fsync"])
+        rows = []
+        # small outputs: scalars only; trajectory-heavy: q and u every frame
+        n_heavy = 2000 if args.quick else 100000
+        cases = [("small (scalars only)", {"count": 20000 if not args.quick else 2000},
+                  "scalars"),
+                 (f"trajectory-heavy ({n_heavy} samples × 1000 frames of q, u)",
+                  {"count": n_heavy, "duration": 10.0, "output_interval": 0.01}, "heavy")]
+        spec0 = os.path.join(HERE, "studies", "pendulum_mc.yaml")
+        for name, repl, kind in cases:
+            s = spec_with(spec0, os.path.join(folder, "s.yaml"), **repl)
+            if kind == "scalars":
+                text = open(s).read().replace("trajectories: [q, u]", "trajectories: []")
+                open(s, "w").write(text)
+            else:
+                text = open(s).read().replace("accuracy: 1.0e-8", "accuracy: 1.0e-4")
+                open(s, "w").write(text)
+            out = os.path.join(folder, "o.h5")
+            x = mbstudy_run(args, rep, s, out, 1, os.cpu_count() or 2)
+            size = os.path.getsize(out)
+            rows.append((name, x, size))
+            os.remove(out)
+        text = [f"Local disk ({folder}): sequential write with `dd bs=1M count={mb} conv=fsync`: "
+                f"median {median(dd):.0f} MB/s ({', '.join(f'{v:.0f}' for v in dd)}).", "",
+                "| output | samples | result file MB | wall s | result MB/s over the run | "
+                "journal wait s | after the last sample s | I/O share |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for name, x, size in rows:
+            io = (x["journal"] + x["merge"]) / x["wall"]
+            text.append(f"| {name} | {x['samples']} | {size / 1e6:.1f} | {x['wall']:.1f} | "
+                        f"{size / 1e6 / x['wall']:.1f} | {x['journal']:.2f} | {x['merge']:.2f} | "
+                        f"{100 * io:.1f}% |")
+            rep.target(f"HDF5 I/O ≤ 5% of study wall time ({name})", f"{100 * io:.1f}%",
+                       io <= 0.05, "I/O")
+        rep.add("I/O: HDF5 against the disk", "\n".join(text))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def section_memory(args, rep, builds):
+    text = []
+    prog = os.path.join(args.build, "benchmarks", "bench_state_bytes")
+    models = [os.path.join(args.shared, "models", m) for m in
+              ("gait2392_thelen2003muscle.osim", "rajagopal2016.osim")]
+    p = run([prog] + [m for m in models if os.path.exists(m)], rep)
+    text += ["Bytes per State (the allocator's bytes in use around `mbs_state_create`):", "",
+             p.stdout.strip(), ""]
+    counts = [1000, 10000] if args.quick else [1000, 10000, 100000, 1000000]
+    spec0 = os.path.join(HERE, "studies", "pendulum_mc.yaml")
+    text += ["Peak resident memory of one rank (one process, 2 threads) against the sample count: "
+             "the pendulum Monte Carlo with scalar outputs and trajectories every 0.05 s "
+             "(ru_maxrss of the process, which ran alone):", "",
+             "| samples | peak RSS MB | wall s |", "|---:|---:|---:|"]
+    peaks = []
+    folder = tempfile.mkdtemp(dir=args.build, prefix="mem-")
+    try:
+        for n in counts:
+            s = spec_with(spec0, os.path.join(folder, "s.yaml"), count=n, duration=1.0)
+            s_text = open(s).read().replace("accuracy: 1.0e-8", "accuracy: 1.0e-5")
+            open(s, "w").write(s_text)
+            out = os.path.join(folder, "o.h5")
+            cmd = [os.path.join(args.build, "mbstudy"), "run", s, "--force", "--quiet",
+                   "--threads", "2", "--output", out]
+            rep.cmd(cmd)
+            log("$ " + " ".join(cmd))
+            t0 = time.monotonic()
+            child = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(child.pid, 0)  # this child's own peak, not the session's
+            child.returncode = os.waitstatus_to_exitcode(status)
+            err = child.stderr.read().decode(errors="replace")
+            child.stderr.close()
+            wall = time.monotonic() - t0
+            if child.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} exited {child.returncode}: {err[-2000:]}")
+            kb = ru.ru_maxrss
+            peaks.append((n, kb / 1024))
+            text.append(f"| {n} | {kb / 1024:.1f} | {wall:.1f} |")
+            os.remove(out)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if len(peaks) >= 2:
+        growth = peaks[-1][1] / peaks[0][1]
+        text.append(f"\nPeak at {peaks[-1][0]} samples / at {peaks[0][0]}: {growth:.2f}×.")
+        rep.target("Peak memory per rank independent of sample count",
+                   f"{peaks[0][1]:.0f} MB at {peaks[0][0]} samples, {peaks[-1][1]:.0f} MB at "
+                   f"{peaks[-1][0]}", growth <= 1.2, "Memory")
+    rep.add("Memory", "\n".join(text))
+
+
+def section_sched(args, rep, builds):
+    prog = os.path.join(HERE, "sched_sim.py")
+    if not os.path.exists(prog):
+        rep.add("Beyond this machine: scheduling simulator", "Not available in this version.")
+        rep.target("Predicted efficiency ≥ 90% at 1024 ranks, ≥ 80% at 16,384 (posture sweep)",
+                   "not predicted", None, "Scheduling")
+        return
+    p = run(["/usr/bin/python3", prog, "--help"], check=False)
+    rep.add("Beyond this machine: scheduling simulator",
+            "```\n" + (p.stdout or p.stderr).strip() + "\n```")
+
+
+# ------------------------------------------------------------------ report
+
+def write_report(path, facts, builds, rep, args, started):
+    lines = ["# mbstudy benchmarks", "",
+             f"Written by `benchmarks/run_all.py{' --quick' if args.quick else ''}` on "
+             f"{facts['date']} in {time.time() - started:.0f} s. "
+             + ("**--quick: shortened runs to check the command; not figures to quote.**"
+                if args.quick else ""), "",
+             "## Machine and builds", "",
+             f"- CPU: {facts['cpu']}, {facts['cpus']} online CPUs ({facts['simd']}), "
+             f"memory {facts['memory']}",
+             f"- system: {facts['os']}, Linux {facts['kernel']}",
+             f"- mbstudy: git {facts['git']}, CMake Release, C flags `{builds['cflags']}` + LTO; "
+             f"compiler: {facts['cc']}",
+             f"- Simbody (Debian): Debian's prebuilt libsimbody (built without NDEBUG: its debug "
+             f"checks are on)",
+             "- Simbody (Release): " + (builds.get("sbrel_how") or
+                                        f"not available: {builds.get('sbrel_why')}"),
+             "- MuJoCo: Debian's prebuilt libmujoco", "",
+             "The machine is shared: figures are medians of interleaved repeats, and the spread "
+             "says how steady each was.", "", "## Targets", "",
+             "| target | measured | met | section |", "|---|---|---|---|"]
+    for what, fig, met, where in rep.targets:
+        m = "yes" if met else ("not measured" if met is None else "**no**")
+        lines.append(f"| {what} | {fig} | {m} | {where} |")
+    for title, text in rep.parts:
+        lines += ["", f"## {title}", "", text]
+    lines += ["", "## Commands", "", "Every command that produced a figure above, in order:", "",
+              "```"] + rep.commands + ["```", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--no-simbody-release", action="store_true")
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    args.shared = os.path.abspath(args.shared)
+    only = [s for s in args.only.split(",") if s]
+    bad = [s for s in only if s not in SECTIONS]
+    if bad:
+        ap.error(f"unknown section(s) {', '.join(bad)}; known: {', '.join(SECTIONS)}")
+    started = time.time()
+    facts = machine_facts()
+    rep = Report()
+    builds = {"cflags": build_mbstudy(args, rep)}
+    if not args.no_simbody_release and ("core" in only or "fig3" in only):
+        try:
+            bb, how = build_simbody_release(args, rep)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            bb, how = None, f"the build failed: {str(e).strip().splitlines()[0]}"
+        if bb:
+            builds["sbrel"], builds["sbrel_how"] = bb, how
+        else:
+            builds["sbrel_why"] = how
+    elif args.no_simbody_release:
+        builds["sbrel_why"] = "--no-simbody-release"
+    for s in SECTIONS:
+        if s not in only:
+            continue
+        log(f"section {s}")
+        try:
+            globals()[f"section_{s}"](args, rep, builds)
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+            rep.add(f"{s}: FAILED", "```\n" + str(e)[-4000:] + "\n```")
+            log(f"section {s} failed: {str(e)[:300]}")
+        write_report(args.out, facts, builds, rep, args, started)  # nothing lost on a stop
+    write_report(args.out, facts, builds, rep, args, started)
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
