@@ -331,23 +331,22 @@ def section_fig3(args, rep, builds):
 
 
 def fig3_target(rep, name, d):
-    """The Fig. 3 target from the JSON of mbs_fig3_accuracy (as many fields as it gives)."""
-    rows = d.get("results") or d.get("rows") or []
+    """The Fig. 3 target from mbs_fig3_accuracy --json: CPU at the same alpha and at equal error."""
     worst = None
-    for r in rows:
+    for r in d.get("rows", []):
         try:
-            m = r["mbstudy"]
-            s = r["simbody"]
-            ratio = median(m["cpu"]) / median(s["cpu"])
-            same = m["error"] <= 1.5 * s["error"] + 1e-300
-        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            ratio = r["cpu_ratio_median"]
+            eq = r.get("cpu_ratio_equal_error", ratio)
+            err = r["mbstudy"]["error_max_rad"] / r["simbody"]["error_max_rad"]
+        except (KeyError, TypeError, ZeroDivisionError):
             continue
-        if worst is None or ratio > worst[0]:
-            worst = (ratio, r.get("accuracy"), same)
+        key = max(ratio, eq if eq == eq else ratio)
+        if worst is None or key > worst[0]:
+            worst = (key, r["alpha"], ratio, eq, err)
     if worst:
-        rep.target(f"Fig. 3: same error as Simbody's RK-Merson with ≤ 0.25× its CPU time "
-                   f"({name})", f"worst CPU ratio {worst[0]:.2f}× (α = {worst[1]})",
-                   worst[0] <= 0.25, "Integration")
+        rep.target(f"Fig. 3: Simbody RK-Merson's error with ≤ 0.25× its CPU time ({name})",
+                   f"worst at α = {worst[1]:g}: {worst[2]:.2f}× at the same α, {worst[3]:.2f}× at "
+                   f"equal error (error ratio {worst[4]:.2f})", worst[0] <= 0.25, "Integration")
 
 
 def section_batch(args, rep, builds):
