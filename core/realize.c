@@ -194,6 +194,9 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
     double R_FB_[9], p_FB_[3];
     if (fl & MBS_BF_BM_IDENTITY) {
       mbs_v3_zero(r_F);
+    } else if (sys->body_mob[b] == MBS_MOB_PIN) {  // X_FB is not needed by the pin's path below
+      const double c = X_FM->R[0], sn = X_FM->R[3], *p = st->X_MB[b].p;
+      mbs_v3_set(r_F, c * p[0] - sn * p[1], sn * p[0] + c * p[1], p[2]);
     } else {
       mbs_m33_vec(r_F, X_FM->R, st->X_MB[b].p);
       mbs_m33_mul(R_FB_, X_FM->R, st->X_MB[b].R);
@@ -225,6 +228,24 @@ int mbs_realize_position(const mbs_system* sys, mbs_state* st) {
       mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
       H[0] = R_GF[2]; H[1] = R_GF[5]; H[2] = R_GF[8];
       H[3] = H[4] = H[5] = 0;
+      nu_done = 1;
+    } else if (sys->body_mob[b] == MBS_MOB_PIN) {
+      // pin with a general M frame (OpenSim's usual joint): R_GM = R_GF Rz(q) mixes two columns,
+      // R_GB = R_GM R_MB, p_GB = p_GF + R_GM p_MB, H = [z; z x (R_GM p_MB)] with z = z_F in G
+      const double c = X_FM->R[0], sn = X_FM->R[3];
+      double R_GM[9];
+      for (int i = 0; i < 3; i++) {
+        const double g0 = R_GF[3 * i], g1 = R_GF[3 * i + 1];
+        R_GM[3 * i] = c * g0 + sn * g1;
+        R_GM[3 * i + 1] = c * g1 - sn * g0;
+        R_GM[3 * i + 2] = R_GF[3 * i + 2];
+      }
+      mbs_m33_mul(X_GB->R, R_GM, st->X_MB[b].R);
+      mbs_m33_vec(t, R_GM, st->X_MB[b].p);
+      mbs_v3_add(X_GB->p, p_GF, t);
+      mbs_v3_sub(st->l + 3 * b, X_GB->p, X_GP->p);
+      H[0] = R_GF[2]; H[1] = R_GF[5]; H[2] = R_GF[8];
+      mbs_v3_cross(H + 3, H, t);
       nu_done = 1;
     } else {
       mbs_m33_mul(X_GB->R, R_GF, R_FB);
@@ -291,7 +312,13 @@ int mbs_realize_velocity(const mbs_system* sys, mbs_state* st) {
     double* Ac = st->A_c + 6 * b;
     double t[3], wr[3];
     const int bm_identity = st->flags[b] & MBS_BF_BM_IDENTITY;
-    if (ops->hdot_u || !bm_identity) {
+    if (sys->body_mob[b] == MBS_MOB_PIN && !bm_identity) {
+      // w x (w x r) with w = z u and r from the axis to B's origin, in G: z x r = H_v, so it
+      // is u^2 (z x H_v) (no HDot for a pin)
+      mbs_v3_zero(Ac);
+      mbs_v3_cross(Ac + 3, H, H + 3);
+      mbs_v3_scale(Ac + 3, Ac + 3, u[0] * u[0]);
+    } else if (ops->hdot_u || !bm_identity) {
       double HDu[6] = {0, 0, 0, 0, 0, 0};
       if (ops->hdot_u) {
         mbs_mob_ctx_init(&ctx, sys, st, b);
