@@ -3,6 +3,15 @@
 // (CV_ONE_STEP) up to the caller's limit, projects onto the constraints through its projection
 // hook (mbs_project), and gives its own interpolant as dense output. Its error messages go into
 // the State's error record, never to a stream.
+//
+// No allocation inside the steps: CVODE allocates in two places of its own while stepping, its
+// dense difference-quotient Jacobian (cvLsDenseDQJac wraps the matrix's columns in a vector
+// from N_VCloneEmpty, destroyed after every Jacobian) and its linear-solver interface (the saved
+// Jacobian, made by SUNMatClone at the first step, cvLsInitialize). Both go through operation
+// tables that SUNDIALS lets an application replace: the vectors CVODE clones from cv->y (its
+// work vectors) hand out `column`, and cv->A hands out `saved`, both made at mbs_cvode_create.
+// The replacements find their integrator through `active`, set around each CVode call on the
+// calling thread; anything else falls back to SUNDIALS's own functions.
 #include <cvode/cvode.h>
 #include <cvode/cvode_proj.h>
 #include <nvector/nvector_serial.h>
@@ -25,6 +34,9 @@ struct mbs_cvode {
   SUNMatrix A;
   SUNLinearSolver LS;
   N_Vector dky;
+  N_Vector column;        // the Jacobian's column vector, handed out by cv_clone_empty
+  int column_out;         // handed out and not given back yet
+  SUNMatrix saved;        // the saved Jacobian until cv_clone_matrix hands it to CVODE
   mbs_integrator* in;
   const mbs_system* sys;
   mbs_state* st;          // the State being integrated (during a step)
@@ -54,6 +66,34 @@ static int cv_project(realtype t, N_Vector ycur, N_Vector corr, realtype eps_pro
   return 0;
 }
 
+// the integrator whose CVode call runs on this thread
+static _Thread_local struct mbs_cvode* active;
+
+static N_Vector cv_clone_empty(N_Vector w) {
+  struct mbs_cvode* cv = active;
+  if (cv && !cv->column_out && N_VGetLength(w) == N_VGetLength(cv->column)) {
+    cv->column_out = 1;
+    return cv->column;
+  }
+  return N_VCloneEmpty_Serial(w);
+}
+
+// the column's destroy operation: back for the next Jacobian
+static void cv_column_release(N_Vector v) {
+  struct mbs_cvode* cv = active;
+  if (cv && v == cv->column) cv->column_out = 0;
+}
+
+static SUNMatrix cv_clone_matrix(SUNMatrix A) {
+  struct mbs_cvode* cv = active;
+  if (cv && cv->saved && A == cv->A) {
+    SUNMatrix s = cv->saved;  // CVODE owns it from now on (SUNMatDestroy at CVodeFree)
+    cv->saved = NULL;
+    return s;
+  }
+  return SUNMatClone_Dense(A);
+}
+
 static void cv_error(int code, const char* module, const char* function, char* msg, void* user) {
   struct mbs_cvode* cv = user;
   snprintf(cv->message, sizeof(cv->message), "%s %s (%d): %s", module, function, code, msg);
@@ -71,7 +111,14 @@ int mbs_cvode_create(mbs_integrator* in, const mbs_system* sys) {
   cv->abstol = N_VNew_Serial(n, cv->ctx);
   cv->dky = N_VNew_Serial(n, cv->ctx);
   cv->A = SUNDenseMatrix(n, n, cv->ctx);
-  if (!cv->y || !cv->abstol || !cv->dky || !cv->A) return MBS_ERR_NO_MEMORY;
+  cv->column = N_VNewEmpty_Serial(n, cv->ctx);
+  if (!cv->y || !cv->abstol || !cv->dky || !cv->A || !cv->column) return MBS_ERR_NO_MEMORY;
+  cv->saved = SUNMatClone_Dense(cv->A);
+  if (!cv->saved) return MBS_ERR_NO_MEMORY;
+  // before CVodeInit, which clones its work vectors from y
+  cv->y->ops->nvcloneempty = cv_clone_empty;
+  cv->column->ops->nvdestroy = cv_column_release;
+  cv->A->ops->clone = cv_clone_matrix;
   cv->LS = SUNLinSol_Dense(cv->y, cv->A, cv->ctx);
   cv->mem = CVodeCreate(CV_BDF, cv->ctx);
   if (!cv->LS || !cv->mem) return MBS_ERR_NO_MEMORY;
@@ -105,6 +152,11 @@ void mbs_cvode_destroy(mbs_integrator* in) {
   if (cv->y) N_VDestroy(cv->y);
   if (cv->abstol) N_VDestroy(cv->abstol);
   if (cv->dky) N_VDestroy(cv->dky);
+  if (cv->column) {
+    cv->column->ops->nvdestroy = N_VDestroy_Serial;
+    N_VDestroy(cv->column);
+  }
+  if (cv->saved) SUNMatDestroy(cv->saved);  // never handed to CVODE
   if (cv->ctx) SUNContext_Free(&cv->ctx);
   free(cv);
   in->cvode = NULL;
@@ -137,7 +189,9 @@ int mbs_cvode_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st, dou
   CVodeSetStopTime(cv->mem, t_limit);
   realtype t = in->t1;
   cv->message[0] = 0;
+  active = cv;
   const int flag = CVode(cv->mem, t_limit, cv->y, &t, CV_ONE_STEP);
+  active = NULL;
   if (flag < 0) {
     // put the State back at the last good point
     mbs_integ_set_state(in, st, in->t1, in->y1);
