@@ -537,6 +537,7 @@ static void test_bad_problems(void) {
 }
 
 int main(void) {
+  EXPECT_TRUE(mbs_test_alloc_active());  // the allocation counter sees the libraries
   test_recovery();
   test_noise_and_bounds();
   test_locked_and_missing();

@@ -542,6 +542,7 @@ static void test_bad(void) {
 }
 
 int main(void) {
+  EXPECT_TRUE(mbs_test_alloc_active());  // the allocation counter sees the libraries
   test_free();
   test_contact(MBS_IA_CONTACT_POINT);
   test_contact(MBS_IA_CONTACT_WELD);

@@ -273,6 +273,7 @@ static void test_force_names(void) {
 }
 
 int main(void) {
+  EXPECT_TRUE(mbs_test_alloc_active());  // the allocation counter sees the libraries
   test_stages();
   test_parameters();
   test_building_errors();

@@ -613,6 +613,7 @@ static void test_no_allocation(void) {
 }
 
 int main(void) {
+  EXPECT_TRUE(mbs_test_alloc_active());  // the allocation counter sees the libraries
   test_one_joint();
   test_reserve();
   test_physiology_holding();
