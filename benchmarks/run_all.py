@@ -359,19 +359,34 @@ def section_batch(args, rep, builds):
         return
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "batch.json")
-        argv = [prog, "--json", js] + (["--quick"] if args.quick else [])
+        argv = [prog, "--json", js]
+        if args.quick:
+            argv += ["--bodies", "10,50", "--repeats", "3"]
         p = run(argv, rep, timeout=3600)
-        text = ["```", p.stdout.strip(), "```"]
+        text = ["States of one System advanced together in SIMD lanes (`mbs_batch_forward_dynamics`, "
+                "64 States per call) against `mbs_realize_acceleration` one State at a time; "
+                "time per State evaluation, interleaved repeats, on pin chains with general "
+                "joint frames; gain = median one-at-a-time / median batched.", "",
+                "```", p.stdout.strip(), "```"]
         try:
             d = json.load(open(js))
-            gains = [(r["gain"], r["bodies"]) for r in d.get("results", [])
-                     if 10 <= r.get("bodies", 0) <= 200]
-            if gains:
-                g, n = min(gains)
-                rep.target("Batched forward dynamics ≥ 3× the one-at-a-time throughput, "
-                           "10–200 bodies", f"least {g:.2f}× (at {n} bodies, {d.get('isa')})",
-                           g >= 3, "Batched")
-        except (OSError, ValueError, KeyError):
+            gains = []
+            for c in d.get("chains", []):
+                n = c["bodies"]
+                if not 10 <= n <= 200:
+                    continue
+                one = median(c["one_at_a_time"])
+                for isa, ts in c["batched"].items():
+                    gains.append((one / median(ts), n, isa))
+            best_isa = {}
+            for g, n, isa in gains:
+                best_isa.setdefault(isa, []).append((g, n))
+            for isa, gs in best_isa.items():
+                g, n = min(gs)
+                rep.target(f"Batched forward dynamics ≥ 3× the one-at-a-time throughput, "
+                           f"10–200 bodies ({isa})", f"least {g:.2f}× (at {n} bodies)", g >= 3,
+                           "Batched")
+        except (OSError, ValueError, KeyError, ZeroDivisionError):
             pass
     rep.add("Many samples per instruction (batched forward dynamics)", "\n".join(text))
 

@@ -1,0 +1,23 @@
+// The batched forward-dynamics kernel (batch_kernel.h) for AVX-512: 8 States per vector. Only
+// called when the CPU has AVX-512F and AVX-512DQ (core/batch.c checks at run time).
+#include "batch_impl.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx2,fma"))), \
+                             apply_to = function)
+#else
+#pragma GCC target("avx512f,avx512dq,avx2,fma")
+#endif
+#define W 8
+#define BATCH_KERNEL mbs_batch_kernel_avx512
+#include "batch_kernel.h"
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#else
+void mbs_batch_kernel_avx512(mbs_batch* batch, const mbs_system* sys, mbs_state* const* states,
+                             int n) {
+  mbs_batch_kernel_portable(batch, sys, states, n);
+}
+#endif
