@@ -12,7 +12,7 @@ benchmark and writes --out (default BENCHMARKS.md in the repository): the machin
 each exact command, the versions and build flags of every program compared, medians and spread
 of interleaved repeats (A, B, C, A, B, C, ...), and each target with its figure.
 
-Sections (--only): core, fig3, batch, muscles, studies, io, memory, sched. --quick shortens
+Sections (--only): core, fig3, batch, muscles, io, memory, studies, sched. --quick shortens
 every section (fewer repeats and sizes) to check the command itself; its figures are not for
 quoting. Needs ../shared (models) for muscles and the gait2392 rows; sections that cannot run
 say why in the report.
@@ -32,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SECTIONS = ["core", "fig3", "batch", "muscles", "studies", "io", "memory", "sched"]
+SECTIONS = ["core", "fig3", "batch", "muscles", "io", "memory", "studies", "sched"]
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
            OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -610,7 +610,7 @@ def section_sched(args, rep, builds):
 
 def write_report(path, facts, builds, rep, args, started):
     lines = ["# mbstudy benchmarks", "",
-             f"Written by `benchmarks/run_all.py{' --quick' if args.quick else ''}` on "
+             f"Written by `{' '.join(shlex.quote(a) for a in ['benchmarks/run_all.py'] + sys.argv[1:])}` on "
              f"{facts['date']} in {time.time() - started:.0f} s. "
              + ("**--quick: shortened runs to check the command; not figures to quote.**"
                 if args.quick else ""), "",
