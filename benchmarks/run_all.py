@@ -608,12 +608,66 @@ def section_sched(args, rep, builds):
 
 # ------------------------------------------------------------------ report
 
+TARGET_WHERE = {"core": "Core", "fig3": "Integration", "batch": "Batched", "muscles": "Muscles",
+                "io": "I/O", "memory": "Memory", "studies": "Studies", "sched": "Scheduling"}
+
+
+def read_previous(path):
+    """The sections, targets and commands of an earlier report (for --update)."""
+    prev = {"header": "", "parts": [], "targets": [], "commands": []}
+    text = open(path).read()
+    blocks = re.split(r"(?m)^## ", text)
+    prev["header"] = blocks[0]
+    for b in blocks[1:]:
+        title, _, body = b.partition("\n")
+        body = body.strip("\n")
+        if title == "Machine and builds":
+            prev["machine"] = body
+        elif title == "Targets":
+            for line in body.splitlines():
+                cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+                if len(cells) == 4 and cells[0] not in ("target", "---"):
+                    met = {"yes": True, "**no**": False}.get(cells[2])
+                    prev["targets"].append((cells[0], cells[1], met, cells[3]))
+        elif title == "Commands":
+            m = re.search(r"```\n(.*?)```", body, re.S)
+            prev["commands"] = m.group(1).strip("\n").splitlines() if m else []
+        else:
+            prev["parts"].append((title, body))
+    return prev
+
+
+def merge_previous(prev, rep0, only):
+    """A copy of rep0 with the sections not run this time taken from prev."""
+    rep = Report()
+    rep.targets, rep.parts, rep.commands = list(rep0.targets), list(rep0.parts), list(rep0.commands)
+    if prev is None:
+        return rep
+    where = {TARGET_WHERE[s] for s in only}
+    targets = [t for t in prev["targets"] if t[3] not in where]
+    rep.targets = targets + rep.targets
+    new_titles = {t for t, _ in rep.parts}
+    parts = []
+    for title, body in prev["parts"]:
+        if title in new_titles:
+            parts += [p for p in rep.parts if p[0] == title]
+            new_titles.discard(title)
+        else:
+            parts.append((title, body))
+    parts += [p for p in rep.parts if p[0] in new_titles]
+    rep.parts = parts
+    rep.commands = prev["commands"] + rep.commands
+    return rep
+
+
 def write_report(path, facts, builds, rep, args, started):
     lines = ["# mbstudy benchmarks", "",
              f"Written by `{' '.join(shlex.quote(a) for a in ['benchmarks/run_all.py'] + sys.argv[1:])}` on "
              f"{facts['date']} in {time.time() - started:.0f} s. "
              + ("**--quick: shortened runs to check the command; not figures to quote.**"
-                if args.quick else ""), "",
+                if args.quick else "")
+             + (f" Sections rerun: {args.only}; the others are from the report before."
+                if args.update else ""), "",
              "## Machine and builds", "",
              f"- CPU: {facts['cpu']}, {facts['cpus']} online CPUs ({facts['simd']}), "
              f"memory {facts['memory']}",
@@ -647,6 +701,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--no-simbody-release", action="store_true")
+    ap.add_argument("--update", action="store_true",
+                    help="rerun the --only sections and keep the others of an existing --out")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     args.shared = os.path.abspath(args.shared)
@@ -655,6 +711,7 @@ def main():
     if bad:
         ap.error(f"unknown section(s) {', '.join(bad)}; known: {', '.join(SECTIONS)}")
     started = time.time()
+    prev = read_previous(args.out) if args.update and os.path.exists(args.out) else None
     facts = machine_facts()
     rep = Report()
     builds = {"cflags": build_mbstudy(args, rep)}
@@ -678,8 +735,9 @@ def main():
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
             rep.add(f"{s}: FAILED", "```\n" + str(e)[-4000:] + "\n```")
             log(f"section {s} failed: {str(e)[:300]}")
-        write_report(args.out, facts, builds, rep, args, started)  # nothing lost on a stop
-    write_report(args.out, facts, builds, rep, args, started)
+        # nothing lost on a stop
+        write_report(args.out, facts, builds, merge_previous(prev, rep, only), args, started)
+    write_report(args.out, facts, builds, merge_previous(prev, rep, only), args, started)
     log(f"wrote {args.out}")
 
 
