@@ -244,7 +244,9 @@ def section_core(args, rep, builds):
             f"({rounds} rounds × {per} repeats), and within each repeat the engines alternate "
             "(mbstudy, Simbody, MuJoCo, mbstudy, ...). Microseconds per call, median of all "
             "repeats, ± half the range in percent. mbstudy and MuJoCo are the same programs in "
-            "both processes; their figures pool both.", "",
+            "both processes: their columns pool both, and the ratio to MuJoCo is of those "
+            "pooled medians; the ratio to each Simbody build takes mbstudy's median from the "
+            "same process, interleaved with that build.", "",
             f"- models: {d0['models']}", f"- calls: {d0['calls']}",
             f"- mbstudy: {d0['mbstudy']}, C flags: `{d0['c_flags']}`",
             f"- client code of Simbody and MuJoCo: C++ flags `{d0['cxx_flags']}`",
@@ -285,11 +287,14 @@ def section_core(args, rep, builds):
                      f"{median(sd):.3f} ±{spread(sd):.0f}%"]
             if "release" in meta:
                 cells.append(f"{median(sr):.3f} ±{spread(sr):.0f}%")
-            rmj, rsd = median(mb) / median(mj), median(mb) / median(sd)
+            # each Simbody build against mbstudy timed in the same process (interleaved with it)
+            mb_d = raw.get(("debian", op, "mbstudy", n), [])
+            mb_r = raw.get(("release", op, "mbstudy", n), [])
+            rmj, rsd = median(mb) / median(mj), median(mb_d) / median(sd)
             cells += [f"{rmj:.2f}", f"{rsd:.2f}"]
             rsr = None
             if "release" in meta:
-                rsr = median(mb) / median(sr)
+                rsr = median(mb_r) / median(sr)
                 cells.append(f"{rsr:.2f}")
             text.append(f"| {n} | " + " | ".join(cells) + " |")
             if op == "fd" and 10 <= n <= 200:
