@@ -25,15 +25,22 @@ scheduler.c, journal.c, merge.c):
   (it is not on their critical path) but the study ends only when it has merged every sample
   and closed the file (the percentiles read every trajectory back: the end tail, calibrated
   per sample). An iterative driver (fit, calibration) waits at every batch (a generation) for
-  the merger, then its absorb/next_batch, and every batch costs a broadcast and an allreduce
-  waited for by polite_wait (1 ms sleeps).
+  the merger, then its absorb/next_batch; every batch costs two broadcasts (its head, its
+  parameters) and an allreduce, each waited for by polite_wait (MPI_Testall and 1 ms sleeps:
+  without a progress thread every round of a collective's tree waits for its ranks' next
+  poll, half a sleep on average).
 * Startup (every rank builds the plan) is a constant, calibrated from the 1-rank run.
+* Writers (--writer): merger (mbstudy's, above), none (the scheduling alone), and two proposed
+  designs: parallel (rank 0's merger with indexed sources and chunks compressed by
+  compress_threads threads, not faster than write_bw), pernode (one indexed merger per
+  node_ranks ranks, the output in node parts, the end tail shared).
 
 Policies: static (contiguous blocks), roundrobin, dynamic:K (fixed chunks of K, one request
 per chunk), guided (mbstudy's: scheduler.c's formula and its two requests per chunk), guided1
-(the same formula on the value the thread's previous fetch-and-add returned: one request per
-chunk, no MPI_NO_OP read), and hier (the proposed two-level counter: a pool per node of G ranks in shared memory, refilled
-from rank 0 by guided node chunks, prefetched; the progress count kept per node).
+(the same formula on the value the thread's previous fetch-and-add returned: one request
+per chunk, no MPI_NO_OP read), and hier (the proposed two-level counter: a pool per node of
+node_ranks ranks in shared memory, refilled from rank 0 by guided node chunks, prefetched;
+the progress count kept per node).
 `--count-done sample|none` says whether the per-sample progress request is made (mbstudy:
 sample).
 
@@ -42,11 +49,17 @@ journal bandwidth is reported), operating-system noise, the merger thread taking
 rank 0's samplers, software-emulated RMA that waits for rank 0 to enter MPI (the model
 assumes NIC atomics or asynchronous progress).
 
+Output: one row per case (wall time, efficiency with everything modelled, efficiency of the
+scheduling alone, counter utilization, merger lag, the largest loss), tables of efficiency
+per rank count and policy, the best policy per case; --json writes every number (losses by
+cause included).
+
 Usage:
   sched_sim.py --times posture=posture_1rank.h5 [--times mc=mc.h5] [--calib calib.json]
                [--ranks 1,2,3,64,...] [--threads 1] [--samples 1000000] [--policies ...]
-               [--json out.json]
-  sched_sim.py --validate validate.json    (used by sched_validate.sh)
+               [--count-done sample,none] [--writer merger,none,parallel,pernode]
+               [--batches oneshot|1W,4W --generations 20] [--json out.json]
+  sched_sim.py --validate DIR     (sched_validate.sh: calibrate, compare with the runs)
 """
 import argparse
 import bisect
@@ -803,6 +816,13 @@ def read_micro(d):
             fao[n] = {"rank0_alone_us": alone[0],
                       "remote_alone_us": float(np.mean([v for r, v in alone.items() if r > 0])),
                       "together_per_rank_us": together[0], "together_per_op_us": together[1]}
+    for n in (2, 3):
+        p = os.path.join(d, "pw_%d.txt" % n)
+        if os.path.exists(p):
+            w = open(p).read().split()
+            if len(w) == 4 and n in fao:
+                fao[n]["polite_allreduce_ms"] = float(w[2])
+                fao[n]["polite_bcast_ms"] = float(w[3])
     scan, cmp_ = {}, {}
     p = os.path.join(d, "mscan.txt")
     size = None
@@ -866,7 +886,7 @@ def validate(d):
                # iterative driver), the writer's time during the run (idle loops included)
                "merge": (max(0.0, merge_only["merge_time"] - one["merge_time"]) / N
                          if merge_only else max(0.0, one["merge_busy"] - one["merge_time"]) / N),
-               "record_bytes": D1["record_bytes"], "samples": N,
+               "record_bytes": D1["record_bytes"], "samples": N, "times_file": one["h5"],
                "merge_only_time": merge_only["merge_time"] if merge_only else None}
         batches = D1["batches"] or [N]
         lm1 = local_model(fao, 1)
@@ -930,7 +950,9 @@ def validate(d):
                 % cores)
     text.append(fmt_table(rows, cols))
     text.append("")
-    text.append("# counter (MPI_Fetch_and_op + flush on rank 0's window), us: %s" % json.dumps(fao))
+    text.append("# counter (MPI_Fetch_and_op + flush on rank 0's window), us; polite_wait on an "
+                "MPI_Iallreduce / MPI_Ibcast, ms from the last arrival to the last return (the "
+                "model: (rounds + 1) x %.2f ms): %s" % (1e3 * Model().polite, json.dumps(fao)))
     if scan:
         text.append("# merger (merge.c), sizeof(mbs_merge_src) = %s bytes: ns per source scanned "
                     "%s; ns per strcmp in find_sources %s" % (size, json.dumps(scan), json.dumps(cmp_)))
@@ -939,12 +961,12 @@ def validate(d):
             c = calib[st]
             text.append("# calibration %s: journal %.3g ms/sample, merger %.3g ms/sample (%s), end "
                         "tail %.3g ms/sample, startup %.3g s, absorb+next_batch %.3g ms/batch, %d "
-                        "bytes per record" % (
+                        "bytes per record; per-sample times for predictions: %s" % (
                             st, 1e3 * c["journal"], 1e3 * c["merge"],
                             "merge-only run %.3g s" % c["merge_only_time"] if c["merge_only_time"]
                             else "no merge-only run: the writer's time during the run, idle loops "
                             "included", 1e3 * c["close"], c["startup"], 1e3 * c["absorb"],
-                            c["record_bytes"]))
+                            c["record_bytes"], c["times_file"]))
     out = "\n".join(text) + "\n"
     print(out)
     with open(os.path.join(d, "validation.txt"), "w") as f:

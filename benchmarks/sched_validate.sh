@@ -8,8 +8,9 @@
 #
 # 1. Micro-benchmarks (C, compiled here with mpicc): the latency of the work counter's
 #    operation (MPI_Fetch_and_op + MPI_Win_flush on rank 0's window, as studies/scheduler.c),
-#    alone and with every rank at once, on 2 and 3 ranks; and the merger's costs that grow
-#    with the number of journals (studies/merge.c's scan over mbs_merge_src and the strcmp of
+#    alone and with every rank at once, on 2 and 3 ranks; the cost of engine.c's polite_wait
+#    on a non-blocking allreduce and broadcast; and the merger's costs that grow with the
+#    number of journals (studies/merge.c's scan over mbs_merge_src and the strcmp of
 #    find_sources, with the real struct from merge.h).
 # 2. The studies benchmarks/studies/sched_{posture,mc,fit}.yaml (a posture sweep on a 1 cm
 #    grid, a Monte Carlo study of the bouncing block, a CMA-ES + LM fit) run with mpiexec on 1,
@@ -18,7 +19,8 @@
 #    machine has 2 cores: 3 ranks oversubscribe them (and other users' load distorts every run:
 #    the load average is recorded with each run).
 # 3. Calibration from the 1-rank run and a merge-only run (the study as an array part, then
-#    `mbstudy merge`): journal, merger and end-tail costs per sample, startup.
+#    `mbstudy merge`; not possible for the fit): journal, merger and end-tail costs per sample,
+#    startup (for the fit: rank 0's absorb + next_batch per batch).
 # 4. sched_sim.py --validate: the predicted wall time and efficiency at 1, 2 and 3 ranks from
 #    the 1-rank run's per-sample times, against the measured ones: OUTDIR/validation.txt and
 #    OUTDIR/validation.json (and OUTDIR/calib.json for predictions at scale).
@@ -42,7 +44,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 wait_quiet() {
     [ -n "${WAIT_LOAD:-}" ] || return 0
     waited=0
-    while awk -v l="$(load)" -v m="$WAIT_LOAD" 'BEGIN {exit !(l > m)}' && [ $waited -lt "${WAIT_MAX:-600}" ]; do
+    while awk -v l="$(load)" -v m="$WAIT_LOAD" 'BEGIN {exit !(l > m)}' &&
+        [ $waited -lt "${WAIT_MAX:-600}" ]; do
         sleep 10
         waited=$((waited + 10))
     done
@@ -167,6 +170,63 @@ int main(int argc, char** argv) {
   return 0;
 }
 EOF
+cat > "$out/pw.c" <<'EOF'
+// polite_wait (studies/engine.c: MPI_Testall, then 1 ms sleeps) on a non-blocking allreduce
+// and broadcast: the time from the last rank's arrival (the root's for the broadcast) to the
+// last rank's return, ranks arriving 0-3 ms apart
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static void polite_wait(int n, MPI_Request* req) {
+  for (int done = 0;;) {
+    MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    const struct timespec pause = {0, 1000000};  // 1 ms
+    nanosleep(&pause, NULL);
+  }
+}
+static void spin(double s) {
+  const double t = MPI_Wtime();
+  while (MPI_Wtime() - t < s) {
+  }
+}
+int main(int argc, char** argv) {
+  int provided, rank, n;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  const int iters = argc > 1 ? atoi(argv[1]) : 300;
+  srand(rank + 1);
+  double sum[2] = {0, 0};
+  for (int it = 0; it < iters; it++)
+    for (int kind = 0; kind < 2; kind++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      spin(1e-3 * (rand() % 3000) / 1000.0);
+      const double arrive = MPI_Wtime();
+      long v[3] = {rank, 0, 0};
+      MPI_Request req;
+      if (kind == 0) MPI_Iallreduce(MPI_IN_PLACE, v, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD, &req);
+      else MPI_Ibcast(v, 3, MPI_LONG, 0, MPI_COMM_WORLD, &req);
+      polite_wait(1, &req);
+      const double leave = MPI_Wtime();
+      double last = arrive, w, mx;
+      if (kind == 0) MPI_Allreduce(&arrive, &last, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      else MPI_Bcast(&last, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      w = leave - (last > arrive ? last : arrive);
+      MPI_Allreduce(&w, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      sum[kind] += mx;
+    }
+  if (rank == 0) printf("polite %d %.4f %.4f\n", n, 1e3 * sum[0] / iters, 1e3 * sum[1] / iters);
+  MPI_Finalize();
+  return 0;
+}
+EOF
+if mpicc -O2 -o "$out/pw" "$out/pw.c"; then
+    for n in 2 3; do
+        $mpiexec -n $n "$out/pw" 300 > "$out/pw_$n.txt" || true
+    done
+fi
 if mpicc -O2 -o "$out/fao" "$out/fao.c"; then
     for n in 2 3; do
         $mpiexec -n $n "$out/fao" 20000 > "$out/fao_$n.txt" || true
