@@ -665,6 +665,18 @@ def merge_previous(prev, rep0, only):
     return rep
 
 
+def portable(text, shared=None):
+    """The report's text with this machine's paths made relative to the repository (and
+    temporary folders named $TMP), so that it reads the same wherever it was made."""
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/tmp[A-Za-z0-9_]+", "$TMP", text)
+    if shared:
+        text = text.replace(os.path.abspath(shared), os.path.relpath(shared, ROOT))
+    text = re.sub(re.escape(ROOT) + r"/(?=[\w.-])", "", text)
+    text = re.sub(re.escape(ROOT) + r"(?=[\s`'\"),]|$)", ".", text)
+    return re.sub(r"\./build/io-[A-Za-z0-9_]+|build(?:-bench)?/(io|mem)-[A-Za-z0-9_]+",
+                  lambda m: m.group(0).rsplit("-", 1)[0] + "-$TMP", text)
+
+
 def write_report(path, facts, builds, rep, args, started):
     lines = ["# mbstudy benchmarks", "",
              f"Written by `{' '.join(shlex.quote(a) for a in ['benchmarks/run_all.py'] + sys.argv[1:])}` on "
@@ -695,7 +707,7 @@ def write_report(path, facts, builds, rep, args, started):
     lines += ["", "## Commands", "", "Every command that produced a figure above, in order:", "",
               "```"] + rep.commands + ["```", ""]
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write(portable("\n".join(lines), args.shared))
 
 
 def main():
