@@ -190,7 +190,7 @@ def build_simbody_release(args, rep):
     cfg = os.path.join(inst, "lib", "cmake", "simbody")
     if not os.path.isdir(os.path.join(cfg)):
         cfg = os.path.join(inst, "lib", "x86_64-linux-gnu", "cmake", "simbody")
-    how = "built before"
+    how = "Debian's source package (built by an earlier run)"
     if not os.path.isfile(os.path.join(cfg, "SimbodyConfig.cmake")):
         srcdir, how = fetch_simbody_source(work)
         if not srcdir:
