@@ -185,7 +185,7 @@ int mbs_integ_project(mbs_integrator* in, const mbs_system* sys, mbs_state* st) 
 
 //---------------------------------- initialization ---------------------------------------------
 
-static int order_of(mbs_integrator_type t) {
+int mbs_integ_order(mbs_integrator_type t) {
   switch (t) {
     case MBS_INTEG_RK_MERSON: return 4;
     case MBS_INTEG_DORMAND_PRINCE: return 5;
@@ -201,23 +201,36 @@ static int order_of(mbs_integrator_type t) {
 }
 
 // a first step size from the derivatives (Hairer, Norsett and Wanner's heuristic, in the
-// accuracy-weighted norm): small enough that an Euler step changes y by about 1% of alpha^(1/p)
-static int initial_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+// accuracy-weighted norm): small enough that an Euler step changes y by about 1% of alpha^(1/p).
+// In two halves around the one evaluation it needs, y' at the trial point ytmp = y1 + h0 f1 into
+// k[0] (the batched simulator evaluates it with other States')
+double mbs_integ_initial_trial(mbs_integrator* in) {
   const double a = in->opt.accuracy;
   const double d0 = mbs_integ_error_norm(in, in->y1, in->y1, in->y1) / a;
   const double d1 = mbs_integ_error_norm(in, in->f1, in->y1, in->y1) / a;
-  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
   for (int i = 0; i < in->ny; i++) in->ytmp[i] = in->y1[i] + h0 * in->f1[i];
-  int rc = mbs_integ_eval(in, sys, st, in->t1 + h0, in->ytmp, in->k[0]);
+  return h0;
+}
+
+void mbs_integ_initial_finish(mbs_integrator* in, double h0, int trial_ok) {
+  const double a = in->opt.accuracy;
+  const double d1 = mbs_integ_error_norm(in, in->f1, in->y1, in->y1) / a;
   double d2 = 0;
-  if (rc == MBS_OK) {
+  if (trial_ok) {
     for (int i = 0; i < in->ny; i++) in->yerr[i] = in->k[0][i] - in->f1[i];
     d2 = mbs_integ_error_norm(in, in->yerr, in->y1, in->ytmp) / a / h0;
   }
-  const double p = order_of(in->type);
+  const double p = mbs_integ_order(in->type);
   const double dm = fmax(d1, d2);
   const double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / (p + 1));
   in->h = fmin(100 * h0, h1);
+}
+
+static int initial_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st) {
+  const double h0 = mbs_integ_initial_trial(in);
+  const int rc = mbs_integ_eval(in, sys, st, in->t1 + h0, in->ytmp, in->k[0]);
+  mbs_integ_initial_finish(in, h0, rc == MBS_OK);
   // leave the State at the start point
   return mbs_integ_eval(in, sys, st, in->t1, in->y1, in->f1);
 }
@@ -258,28 +271,35 @@ static void combine(mbs_integrator* in, const double* y, double h, const double*
   }
 }
 
-// Merson: y_new (4th order) and the error estimate 0.2 (y4 - y3)
+// Merson, stage by stage: the point of evaluation s = 1..4 of a step of size h from (t1, y1),
+// from k[0 .. s-1], into out; returns its time
+double mbs_integ_merson_point(mbs_integrator* in, int s, double h, double* out) {
+  static const double a[4][4] = {{1.0 / 3, 0, 0, 0},
+                                 {1.0 / 6, 1.0 / 6, 0, 0},
+                                 {1.0 / 8, 0, 3.0 / 8, 0},
+                                 {0.5, 0, -1.5, 2.0}};  // the third-order solution
+  const double t = in->t1;
+  combine(in, in->y1, h, a[s - 1], s, out);
+  return s == 1 || s == 2 ? t + h / 3 : s == 3 ? t + h / 2 : t + h;
+}
+
+// after the evaluations k[1..4]: y_new (4th order) and the error estimate 0.2 (y4 - y3)
+void mbs_integ_merson_finish(mbs_integrator* in, double h, double* ynew, double* err) {
+  const double b[5] = {1.0 / 6, 0, 0, 4.0 / 6, 1.0 / 6};
+  combine(in, in->y1, h, b, 5, ynew);
+  for (int i = 0; i < in->ny; i++) err[i] = 0.2 * (ynew[i] - in->ylow[i]);
+}
+
 static int step_merson(mbs_integrator* in, const mbs_system* sys, mbs_state* st, double h,
                        double* ynew, double* err) {
-  const double t = in->t1;
-  const double* y = in->y1;
   memcpy(in->k[0], in->f1, (size_t)in->ny * sizeof(double));
-  int rc;
-  const double a2[1] = {1.0 / 3};
-  combine(in, y, h, a2, 1, in->ytmp);
-  if ((rc = mbs_integ_eval(in, sys, st, t + h / 3, in->ytmp, in->k[1]))) return rc;
-  const double a3[2] = {1.0 / 6, 1.0 / 6};
-  combine(in, y, h, a3, 2, in->ytmp);
-  if ((rc = mbs_integ_eval(in, sys, st, t + h / 3, in->ytmp, in->k[2]))) return rc;
-  const double a4[3] = {1.0 / 8, 0, 3.0 / 8};
-  combine(in, y, h, a4, 3, in->ytmp);
-  if ((rc = mbs_integ_eval(in, sys, st, t + h / 2, in->ytmp, in->k[3]))) return rc;
-  const double a5[4] = {0.5, 0, -1.5, 2.0};  // the third-order solution
-  combine(in, y, h, a5, 4, in->ylow);
-  if ((rc = mbs_integ_eval(in, sys, st, t + h, in->ylow, in->k[4]))) return rc;
-  const double b[5] = {1.0 / 6, 0, 0, 4.0 / 6, 1.0 / 6};
-  combine(in, y, h, b, 5, ynew);
-  for (int i = 0; i < in->ny; i++) err[i] = 0.2 * (ynew[i] - in->ylow[i]);
+  for (int s = 1; s <= 4; s++) {
+    double* at = s == 4 ? in->ylow : in->ytmp;
+    const double ts = mbs_integ_merson_point(in, s, h, at);
+    const int rc = mbs_integ_eval(in, sys, st, ts, at, in->k[s]);
+    if (rc) return rc;
+  }
+  mbs_integ_merson_finish(in, h, ynew, err);
   return MBS_OK;
 }
 
@@ -782,6 +802,52 @@ static int fail(mbs_state* st, const mbs_system* sys, const char* why, double t,
                        mbs_system_name(sys), t, h, reason);
 }
 
+int mbs_integ_fail(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
+                   const char* why, double t, double h) {
+  (void)in;
+  return fail(st, sys, why, t, h);
+}
+
+// the failure when the step h from t fell below the smallest allowed (why: the reason of the
+// last try's failure, if it failed; last_err: its error estimate, if it had one)
+int mbs_integ_fail_min_step(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
+                            const char* why, double last_err, double t, double h) {
+  char msg[MBS_ERROR_MESSAGE_LEN];
+  if (why[0])
+    snprintf(msg, sizeof(msg), "%s", why);
+  else if (last_err > 0)
+    snprintf(msg, sizeof(msg),
+             "the step needed fell below the smallest allowed, %g s (error estimate of the "
+             "last try %.3g times the accuracy %g); the model may be too stiff for %s (try "
+             "cvode_bdf) or discontinuous", in->opt.min_step, last_err / in->opt.accuracy,
+             in->opt.accuracy, mbs_integrator_name(in->type));
+  else
+    snprintf(msg, sizeof(msg),
+             "the step the accuracy %g needs is below the smallest allowed, %g s; the model "
+             "may be too stiff for %s (try cvode_bdf)", in->opt.accuracy, in->opt.min_step,
+             mbs_integrator_name(in->type));
+  return fail(st, sys, msg, t, h);
+}
+
+// the step to try after an accepted one of size h with error estimate err
+void mbs_integ_accepted(mbs_integrator* in, double h, double err, int hit_limit) {
+  const double p = mbs_integ_order(in->type);
+  const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
+  // grow only when worth it; never past 5x
+  if (grow >= 1.2 && !hit_limit) in->h = h * fmin(grow, 5.0);
+  else if (!hit_limit) in->h = h;
+}
+
+// the step to try after a rejected one of size h (err: its error estimate, 0 when it failed)
+double mbs_integ_rejected(mbs_integrator* in, double h, double err) {
+  const double p = mbs_integ_order(in->type);
+  const double shrink =
+      isfinite(err) && err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 0.1;
+  h *= fmin(0.9, fmax(0.1, shrink));
+  in->h = h;
+  return h;
+}
+
 int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st,
                         double t_limit) {
   if (!in || !sys || !st) return MBS_ERR_ARGUMENT;
@@ -793,7 +859,6 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
   const double t = in->t1;
   if (!(t_limit > t)) return fail(st, sys, "the end time is not after the current time", t, 0);
   const int controlled = mbs_integrator_is_error_controlled(in->type);
-  const double p = order_of(in->type);
   double h = controlled ? in->h : in->opt.fixed_step;
   if (in->opt.max_step > 0) h = fmin(h, in->opt.max_step);
   h = fmin(h, mbs_controllers_max_step(sys, st));  // delayed signals stay known
@@ -808,20 +873,8 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
       h = t_limit - t;
       hit_limit = 1;
     }
-    if (h < in->opt.min_step && !hit_limit) {
-      if (!why[0] && last_err > 0)
-        snprintf(why, sizeof(why),
-                 "the step needed fell below the smallest allowed, %g s (error estimate of the "
-                 "last try %.3g times the accuracy %g); the model may be too stiff for %s (try "
-                 "cvode_bdf) or discontinuous", in->opt.min_step, last_err / in->opt.accuracy,
-                 in->opt.accuracy, mbs_integrator_name(in->type));
-      else if (!why[0])
-        snprintf(why, sizeof(why),
-                 "the step the accuracy %g needs is below the smallest allowed, %g s; the model "
-                 "may be too stiff for %s (try cvode_bdf)", in->opt.accuracy, in->opt.min_step,
-                 mbs_integrator_name(in->type));
-      return fail(st, sys, why, t, h);
-    }
+    if (h < in->opt.min_step && !hit_limit)
+      return mbs_integ_fail_min_step(in, sys, st, why, last_err, t, h);
     in->stats.attempts++;
     why[0] = 0;
     int rc = MBS_OK;
@@ -869,12 +922,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         // ros34pw2 linearizes anew at the start of each step (kept through rejected tries)
         if (in->type == MBS_INTEG_ROS34PW2) in->jac_formed = 0;
         if ((rc = mbs_controllers_record(sys, st))) return rc;
-        if (controlled) {
-          const double grow = err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 5.0;
-          // grow only when worth it; never past 5x
-          if (grow >= 1.2 && !hit_limit) in->h = h * fmin(grow, 5.0);
-          else if (!hit_limit) in->h = h;
-        }
+        if (controlled) mbs_integ_accepted(in, h, err, hit_limit);
         return MBS_OK;
       }
       snprintf(why, sizeof(why), "%s", mbs_state_error(st)->message);
@@ -888,9 +936,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
       h *= 0.5;
       continue;
     }
-    const double shrink = isfinite(err) && err > 0 ? 0.9 * pow(in->opt.accuracy / err, 1.0 / p) : 0.1;
-    h *= fmin(0.9, fmax(0.1, shrink));
-    in->h = h;
+    h = mbs_integ_rejected(in, h, err);
   }
 }
 
