@@ -15,7 +15,8 @@
 // Differences from mbs_simulate, none of them in the numbers: the first step's heuristic does
 // not evaluate the start point a second time (its value is known), so `evaluations` counts one
 // fewer; the batched Systems have no constraints, so the projection after each step (which
-// would change nothing) is not made; the wall-time limit counts from the start of the call.
+// would change nothing) is not made; the State of an interpolated report is copied from the
+// lane's once, not at every report; the wall-time limit counts from the start of the call.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +147,9 @@ static int reports_of_step(const mbs_batch_sim* b, lane* l, double t_final,
     if (tr_c == t1) {
       rc = do_report(sys, l, l->st, report);
     } else {
-      rc = mbs_state_copy(sys, l->tmp, l->st);
-      if (!rc) rc = mbs_integrator_interpolate(l->in, tr_c, l->y);
+      // tmp holds the lane's parameters and applied forces since the start (nothing changes
+      // them during the run: the batched Systems have no controllers); only t, q, u are new
+      rc = mbs_integrator_interpolate(l->in, tr_c, l->y);
       if (!rc) {
         mbs_integ_set_state(l->in, l->tmp, tr_c, l->y);
         rc = mbs_project(sys, l->tmp, l->in->opt.constraint_tolerance);
@@ -187,7 +189,8 @@ static int advance(const mbs_batch_sim* b, lane* l, int erc, double t_final, dou
   for (;;) {
     switch (l->phase) {
       case L_START: {  // mbs_integrator_initialize
-        const int rc = mbs_integ_project(in, sys, st);
+        int rc = mbs_state_copy(sys, l->tmp, st);  // for interpolated reports
+        if (!rc) rc = mbs_integ_project(in, sys, st);
         if (rc) {
           finish(b, l, rc);
           return 0;

@@ -104,7 +104,7 @@ static int study_picture(const mbs_study_spec* spec, const char* output) {
 
 #define RUN_USAGE                                                                            \
   "usage: mbstudy run SPEC.yaml [--resume] [--force] [--quiet] [--output FILE.h5] "           \
-  "[--threads N] [--part I/K] [--allow-failures]\n"
+  "[--threads N] [--part I/K] [--allow-failures] [--one-at-a-time]\n"
 #define MERGE_USAGE                                                                          \
   "usage: mbstudy merge SPEC.yaml [--output FILE.h5] [--quiet] [--if-complete] "              \
   "[--allow-failures]\n"
@@ -116,12 +116,13 @@ static int run_main(int argc, char** argv, int merge) {
   const char* spec_path = NULL;
   const char* output = NULL;
   int resume = 0, force = 0, quiet = 0, threads = -1, part_index = 0, part_count = 0;
-  int allow_failures = 0;
+  int allow_failures = 0, one_at_a_time = 0;
   for (int i = 0; i < argc; i++) {
     if (!merge && !strcmp(argv[i], "--resume")) resume = 1;
     else if (!merge && !strcmp(argv[i], "--force")) force = 1;
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
     else if (!strcmp(argv[i], "--allow-failures")) allow_failures = 1;
+    else if (!merge && !strcmp(argv[i], "--one-at-a-time")) one_at_a_time = 1;
     else if (merge && !strcmp(argv[i], "--if-complete")) merge = 2;
     else if (!merge && !strcmp(argv[i], "--part") && i + 1 < argc) {
       char slash = 0, extra = 0;
@@ -188,6 +189,7 @@ static int run_main(int argc, char** argv, int merge) {
   o.resume = resume || merge;
   o.force = force;
   o.merge_only = merge;
+  o.no_batch = one_at_a_time;
   o.part_index = part_index;
   o.part_count = part_count;
   o.use_mpi = use_mpi;

@@ -22,6 +22,9 @@
 
 // threads per rank at most this many per core
 #define MBS_MAX_THREADS_PER_CORE 8
+// samples a thread simulates side by side when the plan allows it (one AVX-512 group of 8
+// lanes, two AVX2 groups of 4)
+#define MBS_STUDY_GROUP 8
 
 #include "engine.h"
 #include "journal.h"
@@ -288,6 +291,8 @@ typedef struct run_state {
   long done_before, failed_before;
   int attempt;
   int use_mpi, rank, nranks, nthreads;
+  int group;             // samples simulated side by side (1: one at a time)
+  char dynamics[320];    // how, for the result file
   mbs_scheduler sched;
   mbs_merger M;
   int merger_init;       // rank 0 of a whole study: the merger is set up (mbs_merger_init)
@@ -647,11 +652,26 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     res.complete_before = 1;
     return end_early(spec, lock_fd, &D, &P, &R, &res, result, MBS_OK);
   }
+  if (rc == MBS_OK) {
+    // the batched simulation where the plan allows it
+    char why[256];
+    if (!opt->no_batch && mbs_plan_batchable(&P, &D, why, sizeof(why))) {
+      R.group = MBS_STUDY_GROUP;
+      snprintf(R.dynamics, sizeof(R.dynamics),
+               "batched: up to %d samples simulated side by side per thread, their forward "
+               "dynamics in %s SIMD lanes (mbs_batch_simulate)", R.group, mbs_batch_isa());
+    } else {
+      R.group = 1;
+      snprintf(R.dynamics, sizeof(R.dynamics), "one sample at a time: %s",
+               opt->no_batch ? "batching turned off (--one-at-a-time)" : why);
+    }
+  }
   if (rc == MBS_OK && R.rank == 0 && !part) {
     // merged journals are deleted during the run, except where a resume or the driver needs
     // them again: an iterative driver's (its batches are replayed) and a merge of parts
     mbs_merger_init(&R.M, &P, parts, spec->output, log, t_start, R.nranks, R.nthreads,
                     !D.ops->iterative && !opt->merge_only);
+    R.M.dynamics = R.dynamics;
     R.merger_init = 1;
   }
   if (rc == MBS_OK) rc = scan_journals(&R, err);
@@ -727,7 +747,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
     mbs_journal_writer* w = NULL;
     char* jpath = NULL;  // the thread's journal (its first segment's name)
     int segment = 0;
-    mbs_sample* r = NULL;
+    mbs_sample* rs[MBS_SAMPLE_GROUP_MAX] = {NULL};
+    mbs_batch_sim* bs = NULL;  // the batched simulation, when the plan allows it
     int ok = 1;
     double sync_t = now();
     for (;;) {
@@ -744,66 +765,92 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
         const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
         w = path ? mbs_journal_create(path, &L, &e) : NULL;
         jpath = path;
-        r = mbs_sample_create(&P, &D);
-        ok = w && r;
+        ok = w != NULL;
+        for (int k = 0; ok && k < R.group; k++) ok = (rs[k] = mbs_sample_create(&P, &D)) != NULL;
+        if (ok && R.group > 1) {
+          mbs_simulation_options so;
+          mbs_sample_simulation_options(&P, &so);
+          ok = (bs = mbs_batch_sim_create(P.sys, R.group, &so)) != NULL;
+        }
         if (!ok && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
       }
       const long end = R.batch.first + R.batch.count;
+      long seen = R.batch.first;
       while (ok && !g_stop && !R.bad) {
-        long start, count;
-        mbs_scheduler_next(&R.sched, end, &start, &count);
+        long start, count, done_chunk = 0;
+        mbs_scheduler_next(&R.sched, end, &seen, &start, &count);
         if (start >= end) break;
-        for (long i = start; ok && i < start + count && !g_stop; i++) {
-          if (is_done(&R, i) || not_mine(&R, i)) continue;
-          r->index = i;
-          if (R.batch.params)
-            memcpy(r->params, R.batch.params + (i - R.batch.first) * P.np,
-                   (size_t)P.np * sizeof(double));
-          else
-            D.ops->point(&D, &P, i, r->params);
-          const int st = mbs_sample_run(r, pristine);
-          if (r->stopped || (g_stop && st != MBS_OK)) break;  // not recorded: redone on resume
-          mbs_journal_record rec;
-          memset(&rec, 0, sizeof(rec));
-          rec.index = i;
-          rec.status = st;
-          rec.frames = r->frames;
-          rec.wall = r->wall;
-          rec.steps = r->steps;
-          snprintf(rec.message, sizeof(rec.message), "%s", mbs_sample_message(r, st));
-          rec.params = r->params;
-          rec.traj = r->traj;
-          rec.scalars = r->scalars;
-          const double tio = now();
-          if (mbs_journal_append(w, &rec, &e) != MBS_OK) ok = 0;
-          if (ok && now() - sync_t >= spec->checkpoint_interval) {
-            ok = mbs_journal_sync(w, &e) == MBS_OK;
-            sync_t = now();
+        int stop = 0;
+        for (long i = start; ok && !stop && i < start + count && !g_stop;) {
+          // the next group: up to R.group samples of the chunk still to do
+          int m = 0;
+          int sts[MBS_SAMPLE_GROUP_MAX];
+          for (; i < start + count && m < R.group; i++) {
+            if (is_done(&R, i) || not_mine(&R, i)) continue;
+            mbs_sample* r = rs[m++];
+            r->index = i;
+            if (R.batch.params)
+              memcpy(r->params, R.batch.params + (i - R.batch.first) * P.np,
+                     (size_t)P.np * sizeof(double));
+            else
+              D.ops->point(&D, &P, i, r->params);
           }
-          if (ok && mbs_journal_bytes(w) >= spec->journal_segment) {
-            // the next segment: this one is complete (synced and closed), and the merger may
-            // delete it once its samples are safe in the result file
-            ok = mbs_journal_close(w, &e) == MBS_OK;
-            w = NULL;
-            char* next = ok ? mbs_journal_segment_path(jpath, ++segment) : NULL;
-            if (ok) {
-              const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
-              w = next ? mbs_journal_create(next, &L, &e) : NULL;
-              if (!w && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
-              ok = w != NULL;
+          if (m == 0) break;
+          if (bs) mbs_sample_run_group(rs, m, pristine, bs, sts);
+          else sts[0] = mbs_sample_run(rs[0], pristine);
+          for (int k = 0; k < m && ok; k++) {
+            mbs_sample* r = rs[k];
+            const int st = sts[k];
+            if (r->stopped || (g_stop && st != MBS_OK)) {  // not recorded: redone on resume
+              stop = 1;
+              break;
             }
-            free(next);
+            mbs_journal_record rec;
+            memset(&rec, 0, sizeof(rec));
+            rec.index = r->index;
+            rec.status = st;
+            rec.frames = r->frames;
+            rec.wall = r->wall;
+            rec.steps = r->steps;
+            snprintf(rec.message, sizeof(rec.message), "%s", mbs_sample_message(r, st));
+            rec.params = r->params;
+            rec.traj = r->traj;
+            rec.scalars = r->scalars;
+            const double tio = now();
+            if (mbs_journal_append(w, &rec, &e) != MBS_OK) ok = 0;
+            if (ok && now() - sync_t >= spec->checkpoint_interval) {
+              ok = mbs_journal_sync(w, &e) == MBS_OK;
+              sync_t = now();
+            }
+            if (ok && mbs_journal_bytes(w) >= spec->journal_segment) {
+              // the next segment: this one is complete (synced and closed), and the merger may
+              // delete it once its samples are safe in the result file
+              ok = mbs_journal_close(w, &e) == MBS_OK;
+              w = NULL;
+              char* next = ok ? mbs_journal_segment_path(jpath, ++segment) : NULL;
+              if (ok) {
+                const mbs_journal_layout L = {P.fingerprint, P.np, P.frame_values, P.nscal};
+                w = next ? mbs_journal_create(next, &L, &e) : NULL;
+                if (!w && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
+                ok = w != NULL;
+              }
+              free(next);
+            }
+            io_time += now() - tio;
+            done_run++;
+            done_chunk++;
+            failed_run += st != MBS_OK;
           }
-          io_time += now() - tio;
-          done_run++;
-          failed_run += st != MBS_OK;
-          const long global = mbs_scheduler_count_done(&R.sched, 1);
+        }
+        if (done_chunk > 0) {
+          const long global = mbs_scheduler_count_done(&R.sched, done_chunk);
           if (R.rank == 0 && tid == 0 && opt->progress && now() - R.last_progress >= 0.5) {
             R.last_progress = now();
             opt->progress(opt->progress_user, R.done_before + global,
                           D.ops->iterative ? -P.nsamples : P.nsamples);
           }
         }
+        if (stop) break;
       }
       if (!ok) {
 #pragma omp critical(mbs_err)
@@ -828,7 +875,8 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
       }
     }
     io_time += now() - tio;
-    mbs_sample_destroy(r);
+    for (int k = 0; k < MBS_SAMPLE_GROUP_MAX; k++) mbs_sample_destroy(rs[k]);
+    mbs_batch_sim_destroy(bs);
     free(jpath);
   }
   mbs_state_destroy(pristine);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mbs/batch.h"
 #include "mbs/mbs.h"
 #include "mbs/osim.h"
 #include "mbs/sampler.h"
@@ -256,6 +257,21 @@ const char* mbs_sample_message(const mbs_sample* r, int status);
 // The sample's State at its start (the parameters applied, the initial coordinates, assembly
 // or the driver's preparation), without simulating: for drivers that integrate themselves.
 int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine);
+
+// The simulation options of the plan's samples (integrator, accuracy, report interval, wall-time
+// limit).
+void mbs_sample_simulation_options(const mbs_plan* P, mbs_simulation_options* o);
+// 1 if the plan's samples can be simulated side by side (batch.h: a System the batched path
+// takes, rk_merson, no events, no driver's own evaluation); else 0 with the reason
+int mbs_plan_batchable(const mbs_plan* P, const mbs_driver* D, char* why, size_t n);
+// Run rs[0..n-1] (n <= MBS_SAMPLE_GROUP_MAX, each with its index and parameters set) as
+// mbs_sample_run does, their simulations side by side by `bs` (made with
+// mbs_sample_simulation_options for the plan's System): statuses in status[]. A sample whose
+// driver added events, or whose duration differs from the first's, is simulated alone. Each
+// sample's wall time is the group's over n. Returns how many were simulated together.
+#define MBS_SAMPLE_GROUP_MAX 16
+int mbs_sample_run_group(mbs_sample* const* rs, int n, const mbs_state* pristine,
+                         mbs_batch_sim* bs, int* status);
 
 // set by SIGTERM/SIGINT (engine.c): samples stop at their next report
 int mbs_study_stop_requested(void);

@@ -110,7 +110,7 @@ static int open_store(mbs_merger* M, long reopen, mbs_store_prefix* info) {
   struct tm tmv;
   gmtime_r(&t0, &tmv);
   strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tmv);
-  mbs_store_attribute all[16 + MBS_PLAN_MAX_ATTRIBUTES];
+  mbs_store_attribute all[20 + MBS_PLAN_MAX_ATTRIBUTES];
   int na = 0;
   all[na++] = (mbs_store_attribute){"creator", "mbstudy " MBS_VERSION_STRING};
   all[na++] = (mbs_store_attribute){"model", sp->model_path ? sp->model_path : sp->model};
@@ -128,6 +128,7 @@ static int open_store(mbs_merger* M, long reopen, mbs_store_prefix* info) {
   all[na++] = (mbs_store_attribute){"ranks_last_run", ranks};
   all[na++] = (mbs_store_attribute){"threads_per_rank_last_run", threads};
   all[na++] = (mbs_store_attribute){"started_last_run", started};
+  if (M->dynamics) all[na++] = (mbs_store_attribute){"dynamics_last_run", M->dynamics};
   for (int i = 0; i < P->nattr; i++)
     all[na++] = (mbs_store_attribute){P->attr_key[i], P->attr_value[i]};
   // the model's warnings, one per line

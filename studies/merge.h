@@ -33,6 +33,7 @@ typedef struct mbs_merger {
   FILE* log;              // failed samples are listed here
   double t_start;         // the run's start (CLOCK_MONOTONIC s), for the file's start time
   int nranks, nthreads;
+  const char* dynamics;   // how the samples were simulated (root attribute), NULL: not said
   mbs_merge_src* src;
   int nsrc, capsrc;
   mbs_store* store;

@@ -338,11 +338,10 @@ int mbs_sample_setup(mbs_sample* r, const mbs_state* pristine) {
   return rc;
 }
 
+static int simulate_alone(mbs_sample* r);
+
 int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
-  sample_impl* impl = (sample_impl*)r;
   const mbs_plan* P = r->P;
-  const mbs_system* sys = P->sys;
-  mbs_state* st = r->st;
   const double t0 = now();
   if (P->fn) {
     clear(r);
@@ -360,13 +359,23 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
     return rc;
   }
   int rc = mbs_sample_setup(r, pristine);
-  if (rc == MBS_OK) {
+  if (rc == MBS_OK) rc = simulate_alone(r);
+  results(r, rc);
+  r->wall = now() - t0;
+  scalars_of(r, NULL);
+  return rc;
+}
+
+// the simulation of a sample set up, alone, with the spec's and the driver's events
+static int simulate_alone(mbs_sample* r) {
+  sample_impl* impl = (sample_impl*)r;
+  const mbs_plan* P = r->P;
+  const mbs_system* sys = P->sys;
+  mbs_state* st = r->st;
+  int rc;
+  {
     mbs_simulation_options o;
-    mbs_simulation_options_default(&o);
-    o.integrator = P->integrator;
-    o.integ.accuracy = P->spec->accuracy;
-    o.report_interval = P->spec->output_interval;
-    o.max_wall_time = P->spec->max_wall_time;
+    mbs_sample_simulation_options(P, &o);
     mbs_event* ev = impl->ev;
     event_ctx* ec = impl->ec;
     for (int i = 0; i < P->nevents; i++) {
@@ -388,10 +397,74 @@ int mbs_sample_run(mbs_sample* r, const mbs_state* pristine) {
     rc = mbs_simulate(sys, st, r->duration, &o, ev, nev, on_report, r, &res);
     r->steps = res.integrator.steps;
   }
-  results(r, rc);
-  r->wall = now() - t0;
-  scalars_of(r, NULL);
   return rc;
+}
+
+void mbs_sample_simulation_options(const mbs_plan* P, mbs_simulation_options* o) {
+  mbs_simulation_options_default(o);
+  o->integrator = P->integrator;
+  o->integ.accuracy = P->spec->accuracy;
+  o->report_interval = P->spec->output_interval;
+  o->max_wall_time = P->spec->max_wall_time;
+}
+
+int mbs_plan_batchable(const mbs_plan* P, const mbs_driver* D, char* why, size_t n) {
+  if (why && n) why[0] = 0;
+  const char* no = !P->sys                ? "no System (a test function)"
+                   : D->ops->evaluate     ? "the driver evaluates its samples itself"
+                   : P->nevents > 0       ? "the study has events (their isolation is not batched)"
+                                          : NULL;
+  if (no) {
+    if (why && n) snprintf(why, n, "%s", no);
+    return 0;
+  }
+  mbs_simulation_options o;
+  mbs_sample_simulation_options(P, &o);
+  return mbs_batch_simulation_supported(P->sys, &o, why, n);
+}
+
+int mbs_sample_run_group(mbs_sample* const* rs, int n, const mbs_state* pristine,
+                         mbs_batch_sim* bs, int* status) {
+  const double t0 = now();
+  if (n < 1) return 0;
+  const mbs_plan* P = rs[0]->P;
+  mbs_state* st[MBS_SAMPLE_GROUP_MAX];
+  void* users[MBS_SAMPLE_GROUP_MAX];
+  int lane_of[MBS_SAMPLE_GROUP_MAX], lstatus[MBS_SAMPLE_GROUP_MAX];
+  mbs_simulation_result res[MBS_SAMPLE_GROUP_MAX];
+  int m = 0, batched = 0;
+  double t_final = 0;
+  for (int k = 0; k < n && k < MBS_SAMPLE_GROUP_MAX; k++) {
+    mbs_sample* r = rs[k];
+    lane_of[k] = -1;
+    status[k] = mbs_sample_setup(r, pristine);
+    if (status[k] != MBS_OK) continue;
+    // a sample with events of its driver's, or another duration, is simulated alone
+    if (r->nevents == 0 && (m == 0 || r->duration == t_final)) {
+      t_final = r->duration;
+      lane_of[k] = m;
+      st[m] = r->st;
+      users[m++] = r;
+    } else {
+      status[k] = simulate_alone(r);
+    }
+  }
+  if (m > 0) {
+    mbs_batch_simulate(bs, P->sys, st, m, t_final, on_report, users, res, lstatus);
+    batched = m;
+  }
+  const double wall = (now() - t0) / n;
+  for (int k = 0; k < n && k < MBS_SAMPLE_GROUP_MAX; k++) {
+    mbs_sample* r = rs[k];
+    if (lane_of[k] >= 0) {
+      status[k] = lstatus[lane_of[k]];
+      r->steps = res[lane_of[k]].integrator.steps;
+    }
+    results(r, status[k]);
+    r->wall = wall;
+    scalars_of(r, NULL);
+  }
+  return batched;
 }
 
 const char* mbs_sample_message(const mbs_sample* r, int status) {

@@ -32,21 +32,12 @@ void mbs_scheduler_reset(mbs_scheduler* s, long first) {
   }
 }
 
-void mbs_scheduler_next(mbs_scheduler* s, long end, long* start, long* count) {
+void mbs_scheduler_next(mbs_scheduler* s, long end, long* seen, long* start, long* count) {
   const long nworkers = (long)s->nranks * s->nthreads;
-  long seen;
-  if (s->use_mpi) {
-#pragma omp critical(mbs_mpi)
-    {
-      const long zero = 0;
-      MPI_Fetch_and_op(&zero, &seen, MPI_LONG, 0, 0, MPI_NO_OP, s->win);
-      MPI_Win_flush(0, s->win);
-    }
-  } else {
-    seen = __atomic_load_n(&s->local_next, __ATOMIC_RELAXED);
-  }
-  // guided: a quarter of an even share of what is left, at least 1, at most 64
-  long c = (end - seen) / (4 * nworkers);
+  // guided: a quarter of an even share of what is left, at least 1, at most 64, from the
+  // counter's value this thread saw last (one request per chunk; the others' takes since
+  // then only make this chunk a little larger than the formula's)
+  long c = (end - *seen) / (4 * nworkers);
   if (c < 1) c = 1;
   if (c > 64) c = 64;
   if (s->use_mpi) {
@@ -58,6 +49,7 @@ void mbs_scheduler_next(mbs_scheduler* s, long end, long* start, long* count) {
   } else {
     *start = __atomic_fetch_add(&s->local_next, c, __ATOMIC_RELAXED);
   }
+  *seen = *start + c;
   if (*start + c > end) c = end - *start;
   *count = c > 0 ? c : 0;
 }

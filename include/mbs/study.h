@@ -61,6 +61,10 @@ typedef struct mbs_study_options {
   // make and check the plan (model, parameters, outputs) and return the number of samples in
   // the result, touching no file
   int plan_only;
+  // simulate every sample alone, even where the plan allows the batched simulation (batch.h:
+  // samples whose System the batched forward dynamics takes, integrated by rk_merson without
+  // events, are otherwise simulated in groups side by side; the result is the same)
+  int no_batch;
 } mbs_study_options;
 
 void mbs_study_options_default(mbs_study_options* o);
