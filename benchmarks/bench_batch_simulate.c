@@ -3,8 +3,9 @@
 //
 // For chains of --bodies sizes (random X_PF and X_BM rotations and offsets, random mass
 // properties, gravity), --states States with random initial q and u are simulated for
-// --duration seconds by rk_merson at --accuracy, reporting every 0.01 s (a report function
-// that reads the State):
+// --duration seconds by rk_merson at --accuracy, reporting every --report seconds (a report
+// function that reads the State; each report realizes the State's kinematics, one lane at a
+// time):
 //   A: mbs_simulate on each State in turn;
 //   B: mbs_batch_simulate on groups of --lanes States, for every instruction set the CPU runs;
 // interleaved A, B, A, B, ... over --repeats rounds. It prints the time per simulated State,
@@ -12,7 +13,7 @@
 // mbs_simulate puts it (to 1e-12 relative). Single thread.
 //
 //   bench_batch_simulate [--states N] [--lanes L] [--repeats R] [--duration S]
-//                        [--accuracy A] [--bodies 10,50,...] [--isa avx512,...] [--json FILE]
+//                        [--accuracy A] [--report S] [--bodies 10,50,...] [--isa avx512,...] [--json FILE]
 //
 // Exit status: 0 on success, 1 when the paths disagree or something fails, 2 for bad arguments.
 #define _GNU_SOURCE  // clock_gettime, M_PI
@@ -82,7 +83,7 @@ static double run_batched(const mbs_system* sys, mbs_batch_sim* bs, int lanes,
 
 int main(int argc, char** argv) {
   int nstates = 32, lanes = 8, repeats = 5;
-  double duration = 1.0, accuracy = 1e-6;
+  double duration = 1.0, accuracy = 1e-6, report = 0.05;
   int sizes[MAX_SIZES] = {10, 50, 200}, nsizes = 3;
   const char* json = NULL;
   const char* isa_list = "avx512,avx2,portable";
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--repeats")) repeats = atoi(v);
     else if (!strcmp(a, "--duration")) duration = atof(v);
     else if (!strcmp(a, "--accuracy")) accuracy = atof(v);
+    else if (!strcmp(a, "--report")) report = atof(v);
     else if (!strcmp(a, "--json")) json = v;
     else if (!strcmp(a, "--isa")) isa_list = v;
     else if (!strcmp(a, "--bodies")) {
@@ -110,14 +112,14 @@ int main(int argc, char** argv) {
       }
     } else {
       fprintf(stderr, "usage: bench_batch_simulate [--states N] [--lanes L] [--repeats R] "
-                      "[--duration S] [--accuracy A] [--bodies 10,50,...] "
+                      "[--duration S] [--accuracy A] [--report S] [--bodies 10,50,...] "
                       "[--isa avx512,avx2,portable] [--json FILE]\n");
       return 2;
     }
     i++;
   }
   if (nstates < 1 || nstates > 64 || lanes < 1 || lanes > 64 || repeats < 1 ||
-      repeats > MAX_REPEATS || !(duration > 0) || !(accuracy > 0 && accuracy < 1) || nsizes < 1) {
+      repeats > MAX_REPEATS || !(duration > 0) || !(accuracy > 0 && accuracy < 1) || !(report >= 0) || nsizes < 1) {
     fprintf(stderr, "bench_batch_simulate: bad arguments (states and lanes 1..64)\n");
     return 2;
   }
@@ -133,8 +135,9 @@ int main(int argc, char** argv) {
   printf("# machine: %s; ISAs timed:", cpu);
   for (int k = 0; k < nisa; k++) printf(" %s", isas[k]);
   printf("\n# pin chains with random joint frames and gravity; %d States with random q and u, "
-         "%g s each by rk_merson at accuracy %g, reports every 0.01 s; batched in groups of %d; "
-         "%d interleaved rounds; single thread\n", nstates, duration, accuracy, lanes, repeats);
+         "%g s each by rk_merson at accuracy %g, reports every %g s; batched in groups of %d; "
+         "%d interleaved rounds; single thread\n", nstates, duration, accuracy, report, lanes,
+         repeats);
   printf("# milliseconds per simulated State, median [min, max] over the rounds; gain = median "
          "one-at-a-time / median batched\n");
   printf("%6s %8s %26s", "bodies", "steps", "one at a time (ms)");
@@ -151,13 +154,14 @@ int main(int argc, char** argv) {
             MBS_VERSION_STRING);
     fprintf(jf, "  \"build\": \"%s\",\n  \"cpu\": \"%s\",\n", MBS_BENCH_BUILD_INFO, cpu);
     fprintf(jf, "  \"states\": %d,\n  \"lanes\": %d,\n  \"repeats\": %d,\n  \"duration_s\": %g,\n"
-                "  \"accuracy\": %g,\n", nstates, lanes, repeats, duration, accuracy);
+                "  \"accuracy\": %g,\n  \"report_interval_s\": %g,\n", nstates, lanes, repeats, duration,
+            accuracy, report);
     fprintf(jf, "  \"unit\": \"seconds per simulated State\",\n  \"chains\": [");
   }
   mbs_simulation_options o;
   mbs_simulation_options_default(&o);
   o.integ.accuracy = accuracy;
-  o.report_interval = 0.01;
+  o.report_interval = report;
   int status = 0;
   for (int si = 0; si < nsizes; si++) {
     const int nb = sizes[si];

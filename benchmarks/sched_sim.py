@@ -13,9 +13,15 @@ scheduler.c, journal.c, merge.c):
   served by rank 0 as a single FIFO server of service time s (contention appears when requests
   arrive faster than 1/s). Inside a rank the requests are serialized by
   `omp critical(mbs_mpi)`: a thread holds it for its whole round trip.
-  mbstudy's guided policy takes two requests per chunk (an MPI_NO_OP read of the counter, then
-  the MPI_SUM of c = clamp((end - seen) / (4 x ranks x threads), 1, 64)), and the engine makes
-  one more request per sample (mbs_scheduler_count_done, the progress count).
+  mbstudy's protocol (since 2026-11-28) is policy guided1 with --count-done chunk: a thread
+  sizes its chunk c = clamp((end - seen) / (4 x ranks x threads), 1, 64) from `seen`, its own
+  last view of the counter (the start its previous fetch-and-add returned + that request's c;
+  the batch's first sample at first), and takes it with ONE request (the MPI_SUM of c); after
+  the chunk's last sample it makes one more request, the progress count of the chunk's samples
+  (mbs_scheduler_count_done): two requests per chunk, and each thread's last fetch-and-add of
+  a batch (the one past the end) alone. Before 2026-11-28 it was policy guided with
+  --count-done sample: an MPI_NO_OP read of the counter, then the MPI_SUM of c from that value
+  (two requests per chunk), and a progress request after every sample.
 * The writes: no collective HDF5 write. Each thread appends every sample to its own journal
   (a write() of the record: cost j per sample, calibrated), and rank 0's merger thread reads
   the journals and writes the result file in sample order (deflate + HDF5: cost m per sample,
@@ -36,18 +42,21 @@ scheduler.c, journal.c, merge.c):
   node_ranks ranks, the output in node parts, the end tail shared).
 
 Policies: static (contiguous blocks), roundrobin, dynamic:K (fixed chunks of K, one request
-per chunk), guided (mbstudy's: scheduler.c's formula and its two requests per chunk), guided1
-(the same formula on the value the thread's previous fetch-and-add returned: one request
-per chunk, no MPI_NO_OP read), and hier (the proposed two-level counter: a pool per node of
-node_ranks ranks in shared memory, refilled from rank 0 by guided node chunks, prefetched;
-the progress count kept per node).
-`--count-done sample|none` says whether the per-sample progress request is made (mbstudy:
-sample).
+per chunk), guided1 (mbstudy's since 2026-11-28, scheduler.c: the formula on the thread's last
+view, start + c of its previous fetch-and-add: one request per chunk), guided (mbstudy's before
+2026-11-28: the same formula on an MPI_NO_OP read of the counter, two requests per chunk), and
+hier (the proposed two-level counter: a pool per node of node_ranks ranks in shared memory,
+refilled from rank 0 by guided node chunks, prefetched; the progress count kept per node).
+`--count-done chunk|sample|none`: the progress request once per completed chunk (mbstudy since
+2026-11-28: after the chunk's last sample, before the thread's next fetch-and-add), once per
+sample (mbstudy before 2026-11-28), or not at all. So mbstudy today is guided1 + count-done
+chunk, and before 2026-11-28 it was guided + count-done sample (kept for the comparison).
 
 Not modelled: MPI start-up and launch, the file system's aggregate bandwidth (the needed
 journal bandwidth is reported), operating-system noise, the merger thread taking a core from
 rank 0's samplers, software-emulated RMA that waits for rank 0 to enter MPI (the model
-assumes NIC atomics or asynchronous progress).
+assumes NIC atomics or asynchronous progress), rank 0's reset of the counter per batch
+(mbs_scheduler_reset: one request before the batch's broadcast), samples skipped on resume.
 
 Output: one row per case (wall time, efficiency with everything modelled, efficiency of the
 scheduling alone, counter utilization, merger lag, the largest loss), tables of efficiency
@@ -57,9 +66,12 @@ cause included).
 Usage:
   sched_sim.py --times posture=posture_1rank.h5 [--times mc=mc.h5] [--calib calib.json]
                [--ranks 1,2,3,64,...] [--threads 1] [--samples 1000000] [--policies ...]
-               [--count-done sample,none] [--writer merger,none,parallel,pernode]
+               [--count-done chunk,sample,none] [--writer merger,none,parallel,pernode]
                [--batches oneshot|1W,4W --generations 20] [--json out.json]
-  sched_sim.py --validate DIR     (sched_validate.sh: calibrate, compare with the runs)
+  sched_sim.py --validate DIR [--validate-as guided1+chunk]
+                                  (sched_validate.sh: calibrate, compare with the runs; the
+                                   measured binary's protocol: guided1+chunk since 2026-11-28,
+                                   guided+sample before)
 """
 import argparse
 import bisect
@@ -109,7 +121,8 @@ class Model:
         self.node_ranks = 64     # hier: ranks per node pool
         self.node_max = 64       # hier: a node refill takes at most node_max x (workers of a node)
         self.worker_max = 64     # hier: a thread's chunk from its node pool at most this
-        self.count_done = "sample"   # "sample": mbstudy's progress request per sample; "none"
+        self.count_done = "chunk"    # the progress request: "chunk": once per completed chunk
+        # (mbstudy since 2026-11-28); "sample": after every sample (before); "none"
         self.journal = 0.0       # s per sample: appending the record to the thread's journal
         self.merge = 0.0         # s per sample: the merger's read + HDF5 write (one source)
         self.close = 0.0         # s per sample: the end tail (close, percentiles, rename)
@@ -181,8 +194,12 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
     finish = [t0] * W
     blocked = [0.0] * W
     took = []                       # (start, count, stride) for the coverage check
-    stats = {"requests": 0, "busy": 0.0, "wait": 0.0, "node_requests": 0, "refills": 0}
-    done_req = M.count_done == "sample"
+    stats = {"requests": 0, "busy": 0.0, "wait": 0.0, "node_requests": 0, "refills": 0,
+             "chunks": 0, "fetches": 0, "reads": 0, "done_requests": 0}
+    done_mode = M.count_done        # the progress request: "chunk", "sample" or "none"
+    if done_mode not in ("chunk", "sample", "none"):
+        raise ValueError("count_done %s" % done_mode)
+    done_req = done_mode != "none"
 
     kind, k = policy
     if kind in ("static", "roundrobin"):
@@ -204,6 +221,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
                     avail[sel] = t0 + c
                     finish[w] = t0 + c[-1]
                     took.append((first + w, len(sel), W))
+            stats["chunks"] = sum(1 for _, cnt, _ in took if cnt > 0)
             if check:
                 coverage_check(took, first, end)
             return {"finish": finish, "avail": avail, "blocked": blocked, "stats": stats,
@@ -226,6 +244,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
     sfree = -math.inf
     busy = 0.0
     nreq = 0
+    nread = nfetch = ndone = 0
     dynamic = kind in ("guided", "guided1", "dynamic")
     first_kind = READ if kind == "guided" else ADD   # guided1: seen = its last start + c
     # the rank lock (omp critical(mbs_mpi)): with T > 1, DEPART events (negative codes)
@@ -243,7 +262,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
     def start_chunk(w, st, cnt, std, t):
         """the thread has samples st, st+std, ... (cnt of them) from time t"""
         took.append((st, cnt, std))
-        if done_req:
+        if done_mode == "sample":   # a progress request after every sample
             cur[w] = st
             cend[w] = st + cnt * std
             stride[w] = std
@@ -251,11 +270,22 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
             avail[st - first] = te
             kindw[w] = DONE
             depart(w, te)
-        else:
+            return
+        if std == 1:
             te = t + prefix[st + cnt] - prefix[st]
             avail[st - first:st - first + cnt] = t + np.asarray(prefix[st + 1:st + cnt + 1]) - prefix[st]
+        else:                       # roundrobin's samples (with a request: not vectorized)
+            c = t + np.cumsum(np.asarray(dur[st:st + cnt * std:std]))
+            avail[st - first:st - first + cnt * std:std] = c
+            te = float(c[-1])
+        if done_mode == "chunk":    # one progress request after the chunk's last sample
+            cur[w] = st + (cnt - 1) * std
+            cend[w] = st + cnt * std
+            stride[w] = std
+            kindw[w] = DONE
+        else:
             kindw[w] = first_kind
-            depart(w, te)
+        depart(w, te)
 
     if dynamic:
         for w in range(W):
@@ -300,11 +330,13 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
                 heapq.heappush(heap, (resp + lat[w2], next(seq), w2))
         kw = kindw[w]
         if kw == READ:
+            nread += 1
             seenw[w] = counter
             cval[w] = guided_chunk(end, counter, W)
             kindw[w] = ADD
             depart(w, resp)
         elif kw == ADD:
+            nfetch += 1
             st = counter
             if kind == "guided":
                 c = cval[w]
@@ -321,7 +353,8 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
                 finish[w] = resp
                 continue
             start_chunk(w, st, min(c, end - st), 1, resp)
-        else:  # DONE: the progress count of sample cur[w]
+        else:  # DONE: the progress count of sample cur[w] (count_done chunk: of its chunk)
+            ndone += 1
             nx = cur[w] + stride[w]
             if nx < cend[w]:
                 cur[w] = nx
@@ -337,6 +370,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
         coverage_check(took, first, end)
     stats["requests"] = nreq
     stats["busy"] = busy
+    stats.update(chunks=len(took), fetches=nfetch, reads=nread, done_requests=ndone)
     return {"finish": finish, "avail": avail, "blocked": blocked, "stats": stats,
             "busy_end": sfree}
 
@@ -345,10 +379,11 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
     """The proposed two-level counter: every node (node_ranks ranks, their threads) has a pool
     of sample ranges in shared memory. A thread takes c = clamp(pool / (2 x node workers), 1,
     worker_max) samples from it (a shared-memory atomic: round trip Ln, service sn at the
-    node); the progress count is a node-local add (count_done sample: one more node request per
-    sample) pushed to rank 0 with the refills. A pool that falls below the node's worker count
-    asks rank 0 (round trip L, service s) for the next node chunk R = clamp((end - seen) / (4 x
-    nodes), 1, node_max x node workers) — prefetched, so that the threads rarely wait for it."""
+    node); the progress count is a node-local add (count_done chunk: one more node request per
+    chunk, sample: per sample) pushed to rank 0 with the refills. A pool that falls below the
+    node's worker count asks rank 0 (round trip L, service s) for the next node chunk R =
+    clamp((end - seen) / (4 x nodes), 1, node_max x node workers) — prefetched, so that the
+    threads rarely wait for it."""
     W = P * T
     G = max(1, min(M.node_ranks, P))
     nnodes = (P + G - 1) // G
@@ -363,7 +398,10 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
     took = []
     heap = []
     seq = itertools.count()
-    done_req = M.count_done == "sample"
+    done_mode = M.count_done
+    if done_mode not in ("chunk", "sample", "none"):
+        raise ValueError("count_done %s" % done_mode)
+    ndone = 0
     # node state
     pools = [collections.deque() for _ in range(nnodes)]   # [a, b) ranges
     psize = [0] * nnodes
@@ -414,7 +452,7 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
         took.append((st, cnt, 1))
         if log is not None:
             log.append((w, st, cnt))
-        if done_req:
+        if done_mode == "sample":
             cur[w] = st
             cend[w] = st + cnt
             te = t + dur[st]
@@ -422,9 +460,16 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
             kindw[w] = DONE
             want[w] = te
             heapq.heappush(heap, (te + half_n, next(seq), EV_NODE, w))
+            return
+        te = t + prefix[st + cnt] - prefix[st]
+        avail[st - first:st - first + cnt] = t + np.asarray(prefix[st + 1:st + cnt + 1]) - prefix[st]
+        if done_mode == "chunk":    # the chunk's progress count: one node request after it
+            cur[w] = st + cnt - 1
+            cend[w] = st + cnt
+            kindw[w] = DONE
+            want[w] = te
+            heapq.heappush(heap, (te + half_n, next(seq), EV_NODE, w))
         else:
-            te = t + prefix[st + cnt] - prefix[st]
-            avail[st - first:st - first + cnt] = t + np.asarray(prefix[st + 1:st + cnt + 1]) - prefix[st]
             kindw[w] = ADD
             ask(w, te)
 
@@ -454,6 +499,7 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
             nfree[nd] = b + M.sn
             nnode_req += 1
             if kindw[w] == DONE:
+                ndone += 1
                 resp = nfree[nd] + half_n
                 blocked[w] += resp - want[w]
                 nx = cur[w] + 1
@@ -503,7 +549,8 @@ def run_batch_hier(dur, prefix, first, end, t0, P, T, M, log=None, check=False):
             maybe_refill(nd, t)
     if check:
         coverage_check(took, first, end)
-    stats = {"requests": nreq, "busy": gbusy, "node_requests": nnode_req, "refills": nreq}
+    stats = {"requests": nreq, "busy": gbusy, "node_requests": nnode_req, "refills": nreq,
+             "chunks": len(took), "fetches": nreq, "reads": 0, "done_requests": ndone}
     return {"finish": finish, "avail": avail, "blocked": blocked, "stats": stats,
             "busy_end": gfree}
 
@@ -593,8 +640,15 @@ def coll_time(P, M):
     return levels * M.coll_level + (levels + 1) * M.polite
 
 
-def simulate(work, batches, P, T, policy, M, check=False, log=None):
+# the Model's fields that only the writer uses: a one-shot batch's scheduling is the same
+# whatever they are (simulate's cache)
+WRITER_ONLY = ("writer", "merge", "close", "close_fixed", "compress_threads", "write_bw",
+               "record_bytes", "c_list", "c_access", "poll")
+
+
+def simulate(work, batches, P, T, policy, M, check=False, log=None, cache=None):
     """work: per-sample compute times (s) in index order; batches: their sizes (one-shot: [N]).
+    cache: a dict that keeps a one-shot study's schedule for the next call with another writer.
     Returns the prediction."""
     N = len(work)
     W = P * T
@@ -630,7 +684,17 @@ def simulate(work, batches, P, T, policy, M, check=False, log=None):
         # issue_batch: rank 0's next_batch (an iterative driver's), the broadcast
         # (an iterative driver's batch: the head, then its parameters: two broadcasts)
         t_start = t + (2 * coll_time(P, M) + M.absorb if iterative else coll_time(P, M))
-        r = run_batch(dur, prefix, first, end, t_start, P, T, policy, M, log=log, check=check)
+        key = None
+        if cache is not None and not iterative and log is None:
+            key = (id(work), N, P, T, policy, t_start, check,
+                   tuple(sorted((k2, v) for k2, v in M.__dict__.items() if k2 not in WRITER_ONLY)))
+        if key is not None and key in cache:
+            r = cache[key]
+        else:
+            r = run_batch(dur, prefix, first, end, t_start, P, T, policy, M, log=log, check=check)
+            if key is not None:
+                cache.clear()                    # the last schedule only
+                cache[key] = r
         fin = r["finish"]
         wend = max(fin)
         finish_sum_idle += sum(wend - f for f in fin)
@@ -667,6 +731,10 @@ def simulate(work, batches, P, T, policy, M, check=False, log=None):
         "wall": wall, "efficiency": eff,
         "wall_sched": wall_sched, "efficiency_sched": total / (W * wall_sched),
         "counter_requests": stats["requests"],
+        # the requests' kinds (flat counter: requests = reads + fetches + done requests; hier:
+        # requests = the node refills, the threads' chunks and progress counts at their nodes)
+        "chunks": stats["chunks"], "counter_fetches": stats["fetches"],
+        "counter_reads": stats["reads"], "done_requests": stats["done_requests"],
         "counter_utilization": stats["busy"] / span,
         "node_requests": stats.get("node_requests", 0),
         "mean_blocked_per_request": blocked_sum / max(1, stats["requests"] + stats.get("node_requests", 0)),
@@ -847,7 +915,19 @@ def local_model(fao, P):
             "coll_level": f["remote_alone_us"] * 1e-6}
 
 
-def validate(d):
+def parse_protocol(spec):
+    """'guided1+chunk' (mbstudy since 2026-11-28), 'guided+sample' (before): the policy and the
+    progress request of a measured mbstudy"""
+    pol, _, cd = spec.partition("+")
+    cd = cd or "chunk"
+    if cd not in ("chunk", "sample", "none"):
+        raise ValueError("count-done %s" % cd)
+    return parse_policy(pol), cd
+
+
+def validate(d, protocol="guided1+chunk"):
+    """protocol: the measured mbstudy's policy + progress request (parse_protocol)"""
+    policy, cd = parse_protocol(protocol)
     fao, scan, cmp_, size = read_micro(d)
     if scan:
         SCAN_NS.clear()
@@ -890,8 +970,9 @@ def validate(d):
                "merge_only_time": merge_only["merge_time"] if merge_only else None}
         batches = D1["batches"] or [N]
         lm1 = local_model(fao, 1)
-        M1 = Model(**lm1).copy(journal=cal["journal"], close=cal["close"], merge=cal["merge"])
-        r0 = simulate(D1["times"], batches, 1, 1, ("guided", 0), M1)
+        M1 = Model(**lm1).copy(journal=cal["journal"], close=cal["close"], merge=cal["merge"],
+                               count_done=cd)
+        r0 = simulate(D1["times"], batches, 1, 1, policy, M1)
         # what the model leaves out at 1 rank: the startup (the plan); for an iterative driver
         # rank 0's absorb and next_batch, per batch (its plan is short)
         resid = max(0.0, one["wall"] - r0["wall"])
@@ -903,13 +984,14 @@ def validate(d):
             lm = local_model(fao, n)
             cpu = max(1.0, n / cores)
             M = Model(**lm).copy(journal=cal["journal"], close=cal["close"], merge=cal["merge"],
-                                 startup=cal["startup"], absorb=cal["absorb"], cpu_factor=cpu)
-            pred = simulate(D1["times"], batches, n, 1, ("guided", 0), M, check=True)
+                                 startup=cal["startup"], absorb=cal["absorb"], cpu_factor=cpu,
+                                 count_done=cd)
+            pred = simulate(D1["times"], batches, n, 1, policy, M, check=True)
             # the run's own per-sample times (its machine load and oversubscription in them):
             # the scheduling and writing model alone
             Dn = load_times(meas["h5"])
             Mo = M.copy(cpu_factor=1.0)
-            own = simulate(Dn["times"], Dn["batches"] or [Dn["n"]], n, 1, ("guided", 0), Mo)
+            own = simulate(Dn["times"], Dn["batches"] or [Dn["n"]], n, 1, policy, Mo)
             slow = float(np.sum(Dn["times"])) / work1
             row = {"study": st, "ranks": n, "samples": N, "batches": len(batches),
                    "measured_wall": meas["wall"], "measured_outer": meas["outer"],
@@ -922,7 +1004,7 @@ def validate(d):
                    "load_before": meas["load_before"], "load_after": meas["load_after"],
                    "repeats": len(runs[(st, n)]), "merge_time": meas["merge_time"],
                    "merge_busy": meas["merge_busy"], "limiter": pred["limiter"],
-                   "counter_requests": pred["counter_requests"]}
+                   "counter_requests": pred["counter_requests"], "protocol": protocol}
             rows.append(row)
     cols = [("study", lambda r: r["study"]), ("ranks", lambda r: str(r["ranks"])),
             ("samples", lambda r: str(r["samples"])), ("batches", lambda r: str(r["batches"])),
@@ -940,14 +1022,15 @@ def validate(d):
     text.append("# sched_sim.py validation: mbstudy runs here (mpiexec -n 1/2/3, 1 thread per rank, "
                 "%d cores; %s)" % (cores, open(os.path.join(d, "machine.txt")).readline().strip("# \n")))
     text.append("# " + MODEL_NOTE)
-    text.append("# predicted: guided (mbstudy's policy) from the 1-rank run's per-sample times, the "
-                "counter as measured here, the calibration below; 'cpu x': sample times stretched "
+    text.append("# predicted: %s (the measured mbstudy's protocol: %s) from the 1-rank run's "
+                "per-sample times, the counter as measured here, the calibration below; 'cpu x': "
+                "sample times stretched "
                 "by ranks / cores (3 ranks on %d cores are oversubscribed). 'pred own times': the "
                 "run's own per-sample times replayed (its load and oversubscription included): the "
                 "scheduling and writing model alone. 'sample x': the run's summed sample times / "
                 "the 1-rank run's. Efficiency = the 1-rank run's summed sample times / (ranks x "
                 "wall). The 1-rank row calibrates the startup (its error is 0 by construction)."
-                % cores)
+                % (protocol, PROTOCOLS.get(protocol, "not mbstudy's"), cores))
     text.append(fmt_table(rows, cols))
     text.append("")
     text.append("# counter (MPI_Fetch_and_op + flush on rank 0's window), us; polite_wait on an "
@@ -972,7 +1055,7 @@ def validate(d):
     with open(os.path.join(d, "validation.txt"), "w") as f:
         f.write(out)
     with open(os.path.join(d, "validation.json"), "w") as f:
-        json.dump({"rows": rows, "calibration": calib}, f, indent=1)
+        json.dump({"rows": rows, "calibration": calib, "protocol": protocol}, f, indent=1)
     with open(os.path.join(d, "calib.json"), "w") as f:
         json.dump(calib, f, indent=1)
     return 0
@@ -980,14 +1063,20 @@ def validate(d):
 
 #---------------------------------- output -----------------------------------------------------
 
+# mbstudy's counter protocols: policy + progress request
+PROTOCOLS = {"guided1+chunk": "mbstudy since 2026-11-28",
+             "guided+sample": "mbstudy before 2026-11-28"}
+
 MODEL_NOTE = (
     "modelled: rank 0's MPI fetch-and-add counter (round trip L, FIFO service s, omp critical "
-    "per rank; guided = scheduler.c's formula with its 2 requests per chunk; 1 progress request "
-    "per sample when count_done=sample); per-thread journal appends (j per sample); rank 0's "
-    "merger thread writing the HDF5 file in sample order (m per sample + merge.c's scans that "
-    "grow with the journals), its end tail (close with percentiles: per sample) — not "
-    "collective HDF5 writes; barriers of iterative drivers (allreduce/broadcast with "
-    "polite_wait, the merger waited for); startup (plan) as a constant")
+    "per rank; guided1 = scheduler.c's formula on the thread's last start + c, 1 request per "
+    "chunk (mbstudy since 2026-11-28), guided = the formula on an MPI_NO_OP read, 2 requests "
+    "per chunk (before); the progress request once per chunk when count_done=chunk (mbstudy "
+    "since 2026-11-28), per sample when sample (before)); per-thread journal appends (j per "
+    "sample); rank 0's merger thread writing the HDF5 file in sample order (m per sample + "
+    "merge.c's scans that grow with the journals), its end tail (close with percentiles: per "
+    "sample) — not collective HDF5 writes; barriers of iterative drivers (allreduce/broadcast "
+    "with polite_wait, the merger waited for); startup (plan) as a constant")
 
 
 def fmt_table(rows, cols):
@@ -1025,7 +1114,9 @@ COLS = [
 
 def pivot(results, field="efficiency"):
     """efficiency per rank count (rows) and policy (columns), one table per distribution, size,
-    threads, batches and writer; a cell 'a/b': with mbstudy's per-sample progress request / without"""
+    threads, batches and writer; a cell 'a/b/c': with the progress request per chunk (mbstudy's)
+    / per sample (mbstudy's before 2026-11-28) / without, those simulated (a policy simulated
+    with some of them only: its column is POLICY+DONE/...)"""
     groups = collections.OrderedDict()
     for r in results:
         oneshot = r["batch_spec"] in ("oneshot", "measured")
@@ -1035,6 +1126,10 @@ def pivot(results, field="efficiency"):
     out = []
     for (dist, N, T, bs, wr), rs in groups.items():
         pols = list(collections.OrderedDict.fromkeys(r["policy"] for r in rs))
+        dones = [k for k in ("chunk", "sample", "none") if any(r["count_done"] == k for r in rs)]
+        pdone = {p: [k for k in dones if any(r["policy"] == p and r["count_done"] == k for r in rs)]
+                 for p in pols}
+        head = {p: p if pdone[p] == dones else p + "+" + "/".join(pdone[p]) for p in pols}
         ranks = sorted({r["ranks"] for r in rs})
         cell = {}
         for r in rs:
@@ -1044,21 +1139,24 @@ def pivot(results, field="efficiency"):
             row = {"ranks": str(P)}
             for p in pols:
                 c = cell.get((P, p), {})
-                v = [pct(c[k][field]) if k in c else "-" for k in ("sample", "none") if k in c]
-                row[p] = "/".join(v) if v else "-"
+                v = [pct(c[k][field]) if k in c else "-" for k in pdone[p]]
+                row[head[p]] = "/".join(v) if c else "-"
             sched = [c["efficiency_sched"] for (PP, p), cc in cell.items() if PP == P
                      for c in cc.values()]
             best = max((c for (PP, p), cc in cell.items() if PP == P for c in cc.values()),
                        key=lambda c: c[field])
-            row["best"] = "%s%s" % (best["policy"], "" if best["count_done"] == "sample" else "+nodone")
+            row["best"] = "%s+%s" % (best["policy"], best["count_done"])
             row["limiter"] = best["limiter"]
             rows.append(row)
-        cols = [("ranks", lambda r: r["ranks"])] + [(p, (lambda p: lambda r: r[p])(p)) for p in pols] \
+        cols = [("ranks", lambda r: r["ranks"])] + [(head[p], (lambda p: lambda r: r[p])(head[p]))
+                                                    for p in pols] \
             + [("best", lambda r: r["best"]), ("limiter (best)", lambda r: r["limiter"])]
-        out.append("# %s: %s, %s %s, %d thread(s) per rank, writer %s (cells: with/without "
-                   "the per-sample progress request)" % (
+        out.append("# %s: %s, %s %s, %d thread(s) per rank, writer %s (cells: the progress "
+                   "request %s, where not in the column's name)" % (
                        field, dist, N, "samples" if bs in ("oneshot", "measured") else
-                       "%s samples (W = ranks x threads)" % bs, T, wr))
+                       "%s samples (W = ranks x threads)" % bs, T, wr,
+                       "/".join({"chunk": "per chunk", "sample": "per sample",
+                                 "none": "none"}[k] for k in dones)))
         out.append(fmt_table(rows, cols))
         out.append("")
     return "\n".join(out)
@@ -1094,9 +1192,14 @@ def main(argv=None):
                     "sizes (a list: 1024, or 1W / 4W: per worker)")
     ap.add_argument("--generations", type=int, default=0, help="with generation sizes in "
                     "--batches: a fit of this many generations (samples = generations x size)")
-    ap.add_argument("--policies", default="static,roundrobin,guided,guided1,dynamic:1,dynamic:4,"
-                    "dynamic:16,dynamic:64,dynamic:256,hier")
-    ap.add_argument("--count-done", default="sample,none", help="sample (mbstudy), none; a list")
+    ap.add_argument("--policies", default="guided1,guided,static,roundrobin,dynamic:1,dynamic:4,"
+                    "dynamic:16,dynamic:64,dynamic:256,hier", help="a list: guided1 (mbstudy's), "
+                    "guided (mbstudy's before 2026-11-28), static, roundrobin, dynamic:K, hier; "
+                    "POLICY+DONE fixes its progress request (guided1+chunk: mbstudy's protocol, "
+                    "guided+sample: before 2026-11-28), otherwise every one of --count-done")
+    ap.add_argument("--count-done", default="chunk,sample,none", help="the progress request: "
+                    "chunk (mbstudy's: once per chunk), sample (mbstudy's before 2026-11-28: "
+                    "after every sample), none; a list")
     ap.add_argument("--writer", default="merger", help="merger (mbstudy), none, and the "
                     "proposed parallel, pernode; a list")
     for k, v in Model().__dict__.items():
@@ -1110,9 +1213,12 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--validate", metavar="DIR", help="sched_validate.sh's folder: calibrate "
                     "and compare with the measured runs")
+    ap.add_argument("--validate-as", default="guided1+chunk", metavar="POLICY+DONE",
+                    help="with --validate: the measured mbstudy's protocol, guided1+chunk "
+                    "(since 2026-11-28; the default) or guided+sample (before)")
     a = ap.parse_args(argv)
     if a.validate:
-        return validate(a.validate)
+        return validate(a.validate, a.validate_as)
     if not a.times:
         ap.error("--times NAME=FILE.h5 is needed")
     overrides = {k: getattr(a, k) for k in Model().__dict__ if getattr(a, k, None) is not None}
@@ -1152,13 +1258,16 @@ def main(argv=None):
                             wk = virtual(tt, a.generations * lam, "bootstrap", a.seed)
                         batches = gen_batches(len(wk), bspec, P * T, D["batches"] or [len(wk)])
                         for pol in a.policies.split(","):
-                            p = parse_policy(pol)
-                            for cd in a.count_done.split(","):
+                            p = parse_policy(pol.partition("+")[0])
+                            cds = (parse_protocol(pol)[1] if "+" in pol else None,)
+                            for cd in (cds if cds[0] else a.count_done.split(",")):
+                                cache = {}       # the schedule, the same for every writer
                                 for wr in a.writer.split(","):
                                     M = base.copy(count_done=cd, writer=wr, cpu_factor=cpu,
                                                   record_bytes=D["record_bytes"])
                                     t0 = time.time()
-                                    r = simulate(wk, batches, P, T, p, M, check=a.check)
+                                    r = simulate(wk, batches, P, T, p, M, check=a.check,
+                                                 cache=cache)
                                     r.update(dist=name, count_done=cd, writer=wr,
                                              batch_spec=bspec, sim_seconds=time.time() - t0,
                                              record_bytes=D["record_bytes"],

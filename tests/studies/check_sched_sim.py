@@ -2,11 +2,15 @@
 """Self-check of benchmarks/sched_sim.py (the scheduling simulator) against closed forms:
   check_sched_sim.py [path/to/sched_sim.py]
 Exits non-zero on a failure. Takes a few seconds."""
+import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
+import h5py
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -151,6 +155,30 @@ for P, T, N in [(4, 2, 3000), (16, 1, 20000), (3, 3, 500)]:
     print("     guided P=%d T=%d N=%d: %d chunks: %s" % (
         P, T, N, len(log), runs([min(c, N - st) for _, st, c, _ in log if st < N])))
 check(ok, "guided with many workers: every chunk = formula(end, value read), taken in counter order")
+# guided1 (scheduler.c since 2026-11-28): no read; a thread's `seen` is the start its previous
+# fetch-and-add returned + that request's c (the batch's first sample before its first one)
+ok = True
+for P, T, first, N, cd in [(4, 2, 0, 3000, "chunk"), (16, 1, 100, 20000, "chunk"),
+                           (3, 3, 7, 500, "sample"), (64, 4, 0, 5000, "none")]:
+    log = []
+    rng = np.random.default_rng(P + N)
+    work = rng.lognormal(-3, 1, first + N)
+    M = zero(L=3e-6, L0=0.2e-6, s=1e-6, count_done=cd)
+    prefix = np.concatenate([[0.0], np.cumsum(work)]).tolist()
+    S.run_batch(work.tolist(), prefix, first, first + N, 0.0, P, T, ("guided1", 0), M, log=log,
+                check=True)
+    counter, last = first, {}
+    for w, st, c, seen in log:
+        ok &= (st == counter and seen == last.get(w, first) and
+               c == c_guided(first + N, seen, P * T) and seen <= st)
+        last[w] = st + c
+        counter += c
+    ok &= sorted(w for w, st, _, _ in log if st >= first + N) == list(range(P * T))
+    print("     guided1 P=%d T=%d [%d, %d) count-done %s: %d fetch-and-adds (%d past the end): %s"
+          % (P, T, first, first + N, cd, len(log), P * T,
+             runs([min(c, first + N - st) for _, st, c, _ in log if st < first + N])))
+check(ok, "guided1: every chunk = formula(end, seen), seen = the thread's previous start + c "
+      "(the batch's first at first), taken in counter order; one last fetch-and-add per thread")
 
 # 4. every policy takes every sample once (heterogeneous times, latency, threads, batches)
 ok = True
@@ -158,7 +186,7 @@ rng = np.random.default_rng(7)
 work = rng.lognormal(-2, 1.2, 3000)
 for pol in ["static", "roundrobin", "guided", "guided1", "dynamic:1", "dynamic:16", "dynamic:256",
             "hier"]:
-    for cd in ["sample", "none"]:
+    for cd in ["chunk", "sample", "none"]:
         M = S.Model(count_done=cd, node_ranks=4, journal=1e-4, merge=1e-4, close=1e-5)
         try:
             S.simulate(work, [1000, 700, 1300], 12, 2, S.parse_policy(pol), M, check=True)
@@ -211,6 +239,75 @@ check(rh["counter_requests"] * 20 < rf["counter_requests"] and
       "hier: %d requests at rank 0 (flat guided: %d), efficiency %.1f%% (flat %.1f%%, counter "
       "busy %.0f%%)" % (rh["counter_requests"], rf["counter_requests"], 100 * rh["efficiency"],
                         100 * rf["efficiency"], 100 * rf["counter_utilization"]))
+
+# 8. mbstudy's protocol since 2026-11-28 (guided1 + count-done chunk): two requests per chunk at
+#    rank 0 (its fetch-and-add, then its progress count after its last sample), and each thread's
+#    last fetch-and-add of a batch (the one past the end) alone: requests = 2 x chunks + W x
+#    batches; fewer than with the progress request per sample (and than the protocol before)
+ok = True
+rng = np.random.default_rng(11)
+for P, T, N, batches in [(16, 1, 20000, [20000]), (8, 4, 5000, [1000, 2500, 1500]),
+                         (256, 2, 30000, [30000]), (5, 3, 7, [7])]:
+    work = rng.lognormal(-3, 1, N)
+    M = S.Model(writer="none", count_done="chunk")
+    r = S.simulate(work, batches, P, T, ("guided1", 0), M, check=True)
+    rs = S.simulate(work, batches, P, T, ("guided1", 0), M.copy(count_done="sample"), check=True)
+    ro = S.simulate(work, batches, P, T, ("guided", 0), M.copy(count_done="sample"), check=True)
+    W, nb = P * T, len(batches)
+    ok &= (r["counter_requests"] == 2 * r["chunks"] + W * nb and
+           r["done_requests"] == r["chunks"] and r["counter_reads"] == 0 and
+           r["counter_fetches"] == r["chunks"] + W * nb and
+           rs["counter_requests"] == rs["chunks"] + W * nb + N and
+           # (chunks of 1 sample: as many progress requests either way)
+           (r["counter_requests"] < rs["counter_requests"] if r["chunks"] < N else
+            r["counter_requests"] == rs["counter_requests"]) and
+           r["counter_requests"] < ro["counter_requests"])
+    print("     P=%d T=%d N=%d, %d batch(es): guided1+chunk %d requests = 2 x %d chunks + %d "
+          "(W x batches); guided1+sample %d; guided+sample (before 2026-11-28) %d" % (
+              P, T, N, nb, r["counter_requests"], r["chunks"], W * nb, rs["counter_requests"],
+              ro["counter_requests"]))
+check(ok, "count-done chunk: requests at rank 0 = 2 x chunks + one last fetch-and-add per thread "
+      "and batch, fewer than with count-done sample (and than guided + sample)")
+
+# 9. the command line: --count-done chunk through --json, guided1 with --check (every sample
+#    once), mbstudy's protocol among the defaults
+with tempfile.TemporaryDirectory() as tmp:
+    h5 = os.path.join(tmp, "t.h5")
+    n = 3000
+    with h5py.File(h5, "w") as f:
+        f["status/wall_time"] = np.random.default_rng(5).lognormal(-3, 1, n)
+        f["status/done"] = np.ones(n, dtype=np.int8)
+        f["status/code"] = np.zeros(n, dtype=np.int32)
+    js = os.path.join(tmp, "r.json")
+    cmd = [sys.executable, os.path.abspath(sim_path), "--times", "t=" + h5, "--ranks", "8,64",
+           "--threads", "1,2", "--samples", "0,20000", "--policies", "guided1,guided+sample",
+           "--count-done", "chunk,sample", "--writer", "none,merger", "--check", "--quiet",
+           "--json", js]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    ok = p.returncode == 0
+    if not ok:
+        print(p.stdout[-2000:], p.stderr[-2000:])
+    res = json.load(open(js))["results"] if ok else []
+    new = [r for r in res if r["policy"] == "guided1" and r["count_done"] == "chunk"]
+    old = {(r["ranks"], r["threads"], r["samples"], r["writer"]): r for r in res
+           if r["policy"] == "guided" and r["count_done"] == "sample"}
+    ok &= len(new) == 16 and len(old) == 16 and not any(
+        r["policy"] == "guided" and r["count_done"] == "chunk" for r in res)
+    for r in new:
+        ok &= (r["counter_requests"] == 2 * r["chunks"] + r["workers"] and
+               r["counter_requests"] < old[(r["ranks"], r["threads"], r["samples"],
+                                            r["writer"])]["counter_requests"])
+    check(ok, "sched_sim.py --count-done chunk --check --json: guided1 takes every sample once; "
+          "requests = 2 x chunks + W in every one of %d cases, fewer than guided+sample's" % len(new))
+    # the default --policies and --count-done
+    p = subprocess.run([sys.executable, os.path.abspath(sim_path), "--times", "t=" + h5, "--ranks",
+                        "4", "--samples", "200", "--writer", "none", "--quiet", "--json", js],
+                       capture_output=True, text=True)
+    res = json.load(open(js))["results"] if p.returncode == 0 else []
+    ok = (any(r["policy"] == "guided1" and r["count_done"] == "chunk" for r in res) and
+          any(r["policy"] == "guided" and r["count_done"] == "sample" for r in res) and
+          S.Model().count_done == "chunk")
+    check(ok, "the defaults include mbstudy's protocol (guided1, count-done chunk)")
 
 print("%d failure(s); %.1f s" % (len(failures), time.time() - t_start))
 sys.exit(1 if failures else 0)
