@@ -7,13 +7,15 @@
 // function that reads the State; each report realizes the State's kinematics, one lane at a
 // time):
 //   A: mbs_simulate on each State in turn;
-//   B: mbs_batch_simulate on groups of --lanes States, for every instruction set the CPU runs;
+//   B: mbs_batch_simulate on all of them, --lanes side by side (a lane takes the next State
+//      when its own ends), for every instruction set the CPU runs;
 // interleaved A, B, A, B, ... over --repeats rounds. It prints the time per simulated State,
 // the gain (median A / median B), the steps taken, and checks that every State ends where
 // mbs_simulate puts it (to 1e-12 relative). Single thread.
 //
 //   bench_batch_simulate [--states N] [--lanes L] [--repeats R] [--duration S]
-//                        [--accuracy A] [--report S] [--bodies 10,50,...] [--isa avx512,...] [--json FILE]
+//                        [--accuracy A] [--report S] [--bodies 10,50,...] [--isa avx512,...]
+//                        [--json FILE]
 //
 // Exit status: 0 on success, 1 when the paths disagree or something fails, 2 for bad arguments.
 #define _GNU_SOURCE  // clock_gettime, M_PI
@@ -64,19 +66,15 @@ static double run_alone(const mbs_system* sys, mbs_state* const* st, const doubl
 }
 
 // B: seconds per State
-static double run_batched(const mbs_system* sys, mbs_batch_sim* bs, int lanes,
-                          mbs_state* const* st, const double* y0, int n, double T, long* steps) {
+static double run_batched(const mbs_system* sys, mbs_batch_sim* bs, mbs_state* const* st,
+                          const double* y0, int n, double T, long* steps) {
   set_initial(st, y0, n, mbs_system_nq(sys), mbs_system_nu(sys));
   mbs_simulation_result res[64];
   int status[64];
   const double t0 = now();
   long s = 0;
-  for (int g = 0; g < n; g += lanes) {
-    const int m = n - g < lanes ? n - g : lanes;
-    if (mbs_batch_simulate(bs, sys, st + g, m, T, read_state, NULL, res, status) != MBS_OK)
-      return -1;
-    for (int k = 0; k < m; k++) s += res[k].integrator.steps;
-  }
+  if (mbs_batch_simulate(bs, sys, st, n, T, read_state, NULL, res, status) != MBS_OK) return -1;
+  for (int k = 0; k < n; k++) s += res[k].integrator.steps;
   *steps = s;
   return (now() - t0) / n;
 }
@@ -119,7 +117,8 @@ int main(int argc, char** argv) {
     i++;
   }
   if (nstates < 1 || nstates > 64 || lanes < 1 || lanes > 64 || repeats < 1 ||
-      repeats > MAX_REPEATS || !(duration > 0) || !(accuracy > 0 && accuracy < 1) || !(report >= 0) || nsizes < 1) {
+      repeats > MAX_REPEATS || !(duration > 0) || !(accuracy > 0 && accuracy < 1) ||
+      !(report >= 0) || nsizes < 1) {
     fprintf(stderr, "bench_batch_simulate: bad arguments (states and lanes 1..64)\n");
     return 2;
   }
@@ -135,7 +134,7 @@ int main(int argc, char** argv) {
   printf("# machine: %s; ISAs timed:", cpu);
   for (int k = 0; k < nisa; k++) printf(" %s", isas[k]);
   printf("\n# pin chains with random joint frames and gravity; %d States with random q and u, "
-         "%g s each by rk_merson at accuracy %g, reports every %g s; batched in groups of %d; "
+         "%g s each by rk_merson at accuracy %g, reports every %g s; batched %d side by side; "
          "%d interleaved rounds; single thread\n", nstates, duration, accuracy, report, lanes,
          repeats);
   printf("# milliseconds per simulated State, median [min, max] over the rounds; gain = median "
@@ -154,8 +153,8 @@ int main(int argc, char** argv) {
             MBS_VERSION_STRING);
     fprintf(jf, "  \"build\": \"%s\",\n  \"cpu\": \"%s\",\n", MBS_BENCH_BUILD_INFO, cpu);
     fprintf(jf, "  \"states\": %d,\n  \"lanes\": %d,\n  \"repeats\": %d,\n  \"duration_s\": %g,\n"
-                "  \"accuracy\": %g,\n  \"report_interval_s\": %g,\n", nstates, lanes, repeats, duration,
-            accuracy, report);
+                "  \"accuracy\": %g,\n  \"report_interval_s\": %g,\n", nstates, lanes, repeats,
+            duration, accuracy, report);
     fprintf(jf, "  \"unit\": \"seconds per simulated State\",\n  \"chains\": [");
   }
   mbs_simulation_options o;
@@ -194,7 +193,7 @@ int main(int argc, char** argv) {
     }
     double worst = 0;
     for (int k = 0; k < nisa; k++) {
-      if (run_batched(sys, bs[k], lanes, st, y0, nstates, duration, &steps_b) < 0 ||
+      if (run_batched(sys, bs[k], st, y0, nstates, duration, &steps_b) < 0 ||
           steps_b != steps_a) {
         fprintf(stderr, "bench_batch_simulate: %d bodies, %s: failed or other steps (%ld, %ld)\n",
                 nb, isas[k], steps_b, steps_a);
@@ -217,7 +216,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; r++) {
       ta[r] = run_alone(sys, ref, y0, nstates, &o, duration, &dummy);
       for (int k = 0; k < nisa; k++)
-        tb[k][r] = run_batched(sys, bs[k], lanes, st, y0, nstates, duration, &dummy);
+        tb[k][r] = run_batched(sys, bs[k], st, y0, nstates, duration, &dummy);
     }
     const stats sa = summarize(ta, repeats);
     printf("%6d %8.0f %8.3f [%7.3f, %7.3f]", nb, (double)steps_a / nstates, 1e3 * sa.median,

@@ -5,8 +5,8 @@
 // wherever the one-at-a-time path would evaluate y' = f(t, y): the lane puts (t, y) into its
 // State and waits; when every unfinished lane waits, one mbs_batch_forward_dynamics call
 // evaluates them all and each lane goes on to its next evaluation. Lanes step independently
-// (different step sizes, rejections, report times); a lane that has finished only leaves its
-// SIMD lane idle. Every number a lane computes comes from the same functions, in the same
+// (different step sizes, rejections, report times); a lane whose State has finished takes the
+// call's next State. Every number a lane computes comes from the same functions, in the same
 // order, as mbs_integrator_step's (integrator.c exports them: Merson's stages, the error norm,
 // the step-size control, the first step), and the batched forward dynamics gives the
 // one-at-a-time path's u' and q' bit for bit, so a lane's steps, reports and final State are
@@ -37,6 +37,8 @@ typedef struct lane {
   void* user;
   mbs_simulation_result* res;
   int phase, stage, hit_limit, rc;
+  int idx;              // the State's index in the call
+  int erc;              // the status of the evaluation the lane waited for
   double t_start, t, h, h0, err, last_err;
   long steps, k_report;
   double* dest;         // where the pending evaluation's y' goes
@@ -309,16 +311,7 @@ static int advance(const mbs_batch_sim* b, lane* l, int erc, double t_final, dou
           snprintf(l->why, sizeof(l->why), "%s", mbs_state_error(st)->message);
           goto reject;
         }
-        double* tmp = in->y0;
-        in->y0 = in->y1;
-        in->y1 = tmp;
-        memcpy(in->y1, in->ytmp, (size_t)in->ny * sizeof(double));
-        tmp = in->f1;
-        in->f1 = in->f0;
-        in->f0 = tmp;
-        in->t0 = l->t;
-        in->t1 = l->t + l->h;
-        in->stats.steps++;
+        mbs_integ_commit(in, l->t, l->h);
         mbs_integ_accepted(in, l->h, l->err, l->hit_limit);
         l->steps++;
         const int rc = reports_of_step(b, l, t_final, report);
@@ -342,83 +335,83 @@ static int advance(const mbs_batch_sim* b, lane* l, int erc, double t_final, dou
   }
 }
 
+// put State i into lane l, ready to start
+static void lane_start(lane* l, mbs_state* st, mbs_simulation_result* r, void* user, int idx) {
+  memset(r, 0, sizeof(*r));
+  r->event = -1;
+  l->st = st;
+  l->res = r;
+  l->user = user;
+  l->idx = idx;
+  l->rc = MBS_OK;
+  l->erc = MBS_OK;
+  l->steps = 0;
+  l->k_report = 0;
+  l->t_start = mbs_state_time(st);
+  memset(&l->in->stats, 0, sizeof(l->in->stats));
+  l->in->initialized = 0;
+  r->t_end = l->t_start;
+  l->phase = L_START;
+}
+
 int mbs_batch_simulate(mbs_batch_sim* b, const mbs_system* sys, mbs_state* const* states, int n,
                        double t_final, mbs_report_fn report, void* const* users,
                        mbs_simulation_result* results, int* status) {
-  if (!b || sys != b->sys || !states || n < 1 || n > b->lanes || !results || !status)
-    return MBS_ERR_ARGUMENT;
+  if (!b || sys != b->sys || !states || n < 1 || !results || !status) return MBS_ERR_ARGUMENT;
   for (int i = 0; i < n; i++)
     if (!states[i]) return MBS_ERR_ARGUMENT;
   const double wall_start = wall_seconds();
-  int active = 0;
-  for (int i = 0; i < n; i++) {
-    lane* l = &b->L[i];
-    mbs_state* st = states[i];
-    mbs_simulation_result* r = &results[i];
-    memset(r, 0, sizeof(*r));
-    r->event = -1;
-    l->st = st;
-    l->res = r;
-    l->user = users ? users[i] : NULL;
-    l->rc = MBS_OK;
-    l->steps = 0;
-    l->k_report = 0;
-    l->t_start = mbs_state_time(st);
-    memset(&l->in->stats, 0, sizeof(l->in->stats));
-    l->in->initialized = 0;
-    r->t_end = l->t_start;
-    if (!(t_final >= l->t_start) || !isfinite(t_final)) {
-      l->rc = MBS_FAIL(&st->err, MBS_ERR_ARGUMENT, mbs_system_name(sys),
-                       "%s: simulation end time %g is before the start time %g",
-                       mbs_system_name(sys), t_final, l->t_start);
-      l->phase = L_DONE;
-      continue;
-    }
-    l->phase = L_START;
-    active++;
-  }
-  int* erc = status;  // the evaluations' statuses, then the lanes'
-  for (int i = 0; i < n; i++) erc[i] = MBS_OK;
-  int first = 1;
-  while (active > 0) {
+  const int nq = mbs_system_nq(sys), nu = mbs_system_nu(sys);
+  for (int i = 0; i < n; i++) status[i] = MBS_OK;
+  int next = 0;  // the next State to put into a lane
+  for (int k = 0; k < b->lanes; k++) b->L[k].phase = L_DONE;
+  for (;;) {
+    // every lane runs to its next evaluation; a finished lane takes the next State
     int np = 0;
-    for (int i = 0; i < n; i++) {
-      lane* l = &b->L[i];
-      if (l->phase == L_DONE) continue;
-      if (advance(b, l, first ? MBS_OK : erc[i], t_final, wall_start, report)) {
-        b->pending[np] = l->st;
-        b->who[np++] = i;
-      } else {
-        active--;
+    for (int k = 0; k < b->lanes; k++) {
+      lane* l = &b->L[k];
+      for (;;) {
+        if (l->phase == L_DONE) {
+          if (next >= n) break;
+          const int i = next++;
+          lane_start(l, states[i], &results[i], users ? users[i] : NULL, i);
+          if (!(t_final >= l->t_start) || !isfinite(t_final)) {
+            status[i] = MBS_FAIL(&states[i]->err, MBS_ERR_ARGUMENT, mbs_system_name(sys),
+                                 "%s: simulation end time %g is before the start time %g",
+                                 mbs_system_name(sys), t_final, l->t_start);
+            l->phase = L_DONE;
+            continue;
+          }
+        }
+        if (advance(b, l, l->erc, t_final, wall_start, report)) {
+          b->pending[np] = l->st;
+          b->who[np++] = k;
+          break;
+        }
+        status[l->idx] = l->rc;  // finished
       }
     }
-    first = 0;
     if (np == 0) break;
     const int brc = mbs_batch_forward_dynamics(b->batch, sys, b->pending, np);
-    if (brc == MBS_ERR_ARGUMENT && mbs_batch_status(b->batch, 0) == MBS_ERR_ARGUMENT) {
-      for (int k = 0; k < np; k++) {
-        lane* l = &b->L[b->who[k]];
+    const int refused =
+        brc == MBS_ERR_ARGUMENT && mbs_batch_status(b->batch, 0) == MBS_ERR_ARGUMENT;
+    for (int j = 0; j < np; j++) {
+      lane* l = &b->L[b->who[j]];
+      if (refused) {  // cannot happen with a simulator's own batch; said, not hidden
         finish(b, l, MBS_FAIL(&l->st->err, MBS_ERR_INTERNAL, mbs_system_name(sys),
                               "%s: the batched forward dynamics refused the call: %s",
                               mbs_system_name(sys), mbs_batch_error(b->batch)->message));
+        status[l->idx] = l->rc;
+        continue;
       }
-      break;
-    }
-    const int nq = mbs_system_nq(sys), nu = mbs_system_nu(sys);
-    for (int k = 0; k < np; k++) {
-      const int i = b->who[k];
-      lane* l = &b->L[i];
-      erc[i] = mbs_batch_status(b->batch, k);
-      if (erc[i] == MBS_OK) {
-        memcpy(l->dest, mbs_batch_qdot(b->batch, k), (size_t)nq * sizeof(double));
-        memcpy(l->dest + nq, mbs_batch_udot(b->batch, k), (size_t)nu * sizeof(double));
+      l->erc = mbs_batch_status(b->batch, j);
+      if (l->erc == MBS_OK) {
+        memcpy(l->dest, mbs_batch_qdot(b->batch, j), (size_t)nq * sizeof(double));
+        memcpy(l->dest + nq, mbs_batch_udot(b->batch, j), (size_t)nu * sizeof(double));
       }
     }
   }
   int rc = MBS_OK;
-  for (int i = 0; i < n; i++) {
-    status[i] = b->L[i].rc;
-    if (rc == MBS_OK) rc = status[i];
-  }
+  for (int i = 0; i < n && rc == MBS_OK; i++) rc = status[i];
   return rc;
 }

@@ -802,12 +802,6 @@ static int fail(mbs_state* st, const mbs_system* sys, const char* why, double t,
                        mbs_system_name(sys), t, h, reason);
 }
 
-int mbs_integ_fail(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
-                   const char* why, double t, double h) {
-  (void)in;
-  return fail(st, sys, why, t, h);
-}
-
 // the failure when the step h from t fell below the smallest allowed (why: the reason of the
 // last try's failure, if it failed; last_err: its error estimate, if it had one)
 int mbs_integ_fail_min_step(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
@@ -827,6 +821,20 @@ int mbs_integ_fail_min_step(const mbs_integrator* in, const mbs_system* sys, mbs
              "may be too stiff for %s (try cvode_bdf)", in->opt.accuracy, in->opt.min_step,
              mbs_integrator_name(in->type));
   return fail(st, sys, msg, t, h);
+}
+
+// the step from t of size h is done: [y0, f0] <- its start, [y1, f1] <- its end (ytmp, f0)
+void mbs_integ_commit(mbs_integrator* in, double t, double h) {
+  double* tmp = in->y0;
+  in->y0 = in->y1;
+  in->y1 = tmp;
+  memcpy(in->y1, in->ytmp, (size_t)in->ny * sizeof(double));
+  tmp = in->f1;
+  in->f1 = in->f0;
+  in->f0 = tmp;
+  in->t0 = t;
+  in->t1 = t + h;
+  in->stats.steps++;
 }
 
 // the step to try after an accepted one of size h with error estimate err
@@ -908,17 +916,7 @@ int mbs_integrator_step(mbs_integrator* in, const mbs_system* sys, mbs_state* st
         }
       }
       if (rc == MBS_OK) {
-        // the step is done: [y0, f0] <- old end, [y1, f1] <- new end
-        double* tmp = in->y0;
-        in->y0 = in->y1;
-        in->y1 = tmp;
-        memcpy(in->y1, in->ytmp, (size_t)in->ny * sizeof(double));
-        tmp = in->f1;
-        in->f1 = in->f0;
-        in->f0 = tmp;
-        in->t0 = t;
-        in->t1 = t + h;
-        in->stats.steps++;
+        mbs_integ_commit(in, t, h);
         // ros34pw2 linearizes anew at the start of each step (kept through rejected tries)
         if (in->type == MBS_INTEG_ROS34PW2) in->jac_formed = 0;
         if ((rc = mbs_controllers_record(sys, st))) return rc;

@@ -42,16 +42,16 @@ int mbs_integ_project(mbs_integrator* in, const mbs_system* sys, mbs_state* st);
 // both take the same steps: the method's order; the first step's trial point (into ytmp,
 // returning h0) and, after y' there is in k[0], the first step (in->h); Runge-Kutta-Merson's
 // points of evaluation s = 1..4 (returning their time) and its solution and error estimate;
-// the next step after an accepted or a rejected one; the failure messages
+// an accepted step's bookkeeping (ytmp and f0 become the new end); the next step after an
+// accepted or a rejected one; the failure of a step fallen below the smallest
 int mbs_integ_order(mbs_integrator_type type);
 double mbs_integ_initial_trial(mbs_integrator* in);
 void mbs_integ_initial_finish(mbs_integrator* in, double h0, int trial_ok);
 double mbs_integ_merson_point(mbs_integrator* in, int s, double h, double* out);
 void mbs_integ_merson_finish(mbs_integrator* in, double h, double* ynew, double* err);
+void mbs_integ_commit(mbs_integrator* in, double t, double h);
 void mbs_integ_accepted(mbs_integrator* in, double h, double err, int hit_limit);
 double mbs_integ_rejected(mbs_integrator* in, double h, double err);
-int mbs_integ_fail(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
-                   const char* why, double t, double h);
 int mbs_integ_fail_min_step(const mbs_integrator* in, const mbs_system* sys, mbs_state* st,
                             const char* why, double last_err, double t, double h);
 

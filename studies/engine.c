@@ -23,8 +23,10 @@
 // threads per rank at most this many per core
 #define MBS_MAX_THREADS_PER_CORE 8
 // samples a thread simulates side by side when the plan allows it (one AVX-512 group of 8
-// lanes, two AVX2 groups of 4)
-#define MBS_STUDY_GROUP 8
+// lanes, two AVX2 groups of 4), taken from up to MBS_SAMPLE_GROUP_MAX samples of its chunk
+// whose outputs it holds at once, within MBS_STUDY_GROUP_BYTES
+#define MBS_STUDY_LANES 8
+#define MBS_STUDY_GROUP_BYTES (256L << 20)
 
 #include "engine.h"
 #include "journal.h"
@@ -291,7 +293,8 @@ typedef struct run_state {
   long done_before, failed_before;
   int attempt;
   int use_mpi, rank, nranks, nthreads;
-  int group;             // samples simulated side by side (1: one at a time)
+  int group;             // samples a thread takes at once (1: one at a time)
+  int lanes;             // of which it simulates this many side by side
   char dynamics[320];    // how, for the result file
   mbs_scheduler sched;
   mbs_merger M;
@@ -655,11 +658,21 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
   if (rc == MBS_OK) {
     // the batched simulation where the plan allows it
     char why[256];
-    if (!opt->no_batch && mbs_plan_batchable(&P, &D, why, sizeof(why))) {
-      R.group = MBS_STUDY_GROUP;
+    const double sample_bytes = 8.0 * ((double)P.frame_values + P.np + P.nscal + P.nresults);
+    long group = (long)((double)MBS_STUDY_GROUP_BYTES / fmax(sample_bytes, 1.0));
+    if (group > MBS_SAMPLE_GROUP_MAX) group = MBS_SAMPLE_GROUP_MAX;
+    int batchable = !opt->no_batch && mbs_plan_batchable(&P, &D, why, sizeof(why));
+    if (batchable && group < MBS_STUDY_LANES) {
+      snprintf(why, sizeof(why), "a sample's outputs (%.0f MB) are too large to hold %d at once",
+               sample_bytes / 1e6, MBS_STUDY_LANES);
+      batchable = 0;
+    }
+    if (batchable) {
+      R.group = (int)group;
+      R.lanes = MBS_STUDY_LANES;
       snprintf(R.dynamics, sizeof(R.dynamics),
-               "batched: up to %d samples simulated side by side per thread, their forward "
-               "dynamics in %s SIMD lanes (mbs_batch_simulate)", R.group, mbs_batch_isa());
+               "batched: %d samples simulated side by side per thread, their forward dynamics in "
+               "%s SIMD lanes (mbs_batch_simulate)", R.lanes, mbs_batch_isa());
     } else {
       R.group = 1;
       snprintf(R.dynamics, sizeof(R.dynamics), "one sample at a time: %s",
@@ -770,7 +783,7 @@ int mbs_study_run(const mbs_study_spec* spec, const mbs_study_options* opt,
         if (ok && R.group > 1) {
           mbs_simulation_options so;
           mbs_sample_simulation_options(&P, &so);
-          ok = (bs = mbs_batch_sim_create(P.sys, R.group, &so)) != NULL;
+          ok = (bs = mbs_batch_sim_create(P.sys, R.lanes, &so)) != NULL;
         }
         if (!ok && !e.code) MBS_FAIL(&e, MBS_ERR_NO_MEMORY, "study", "out of memory");
       }

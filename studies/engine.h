@@ -265,11 +265,11 @@ void mbs_sample_simulation_options(const mbs_plan* P, mbs_simulation_options* o)
 // takes, rk_merson, no events, no driver's own evaluation); else 0 with the reason
 int mbs_plan_batchable(const mbs_plan* P, const mbs_driver* D, char* why, size_t n);
 // Run rs[0..n-1] (n <= MBS_SAMPLE_GROUP_MAX, each with its index and parameters set) as
-// mbs_sample_run does, their simulations side by side by `bs` (made with
+// mbs_sample_run does, their simulations side by side in the lanes of `bs` (made with
 // mbs_sample_simulation_options for the plan's System): statuses in status[]. A sample whose
 // driver added events, or whose duration differs from the first's, is simulated alone. Each
 // sample's wall time is the group's over n. Returns how many were simulated together.
-#define MBS_SAMPLE_GROUP_MAX 16
+#define MBS_SAMPLE_GROUP_MAX 32
 int mbs_sample_run_group(mbs_sample* const* rs, int n, const mbs_state* pristine,
                          mbs_batch_sim* bs, int* status);
 

@@ -103,17 +103,18 @@ int mbs_batch_isa_available(const char* isa);
 // derivatives they are evaluated together by mbs_batch_forward_dynamics. A lane's steps and
 // reports are those mbs_simulate takes for that State alone: the same arithmetic in the same
 // order (tests/core/test_batch_simulate.c checks agreement to 1e-12 relative; on the same
-// build the numbers are identical). A lane that finishes early leaves its SIMD lane idle until
-// the last one finishes: the States of one call should need similar work.
+// build the numbers are identical). A call takes any number of States: the simulator's lanes
+// take them in order, and a lane whose State has finished takes the next one, so States that
+// need more steps than others do not leave lanes idle (only at the end of the call).
 typedef struct mbs_batch_sim mbs_batch_sim;
 
 // 1 if mbs_batch_simulate can simulate this System with these options (rk_merson, and a
 // System mbs_batch_supported accepts); else 0 with the reason in why (at most n bytes)
 int mbs_batch_simulation_supported(const mbs_system* sys, const mbs_simulation_options* o,
                                    char* why, size_t n);
-// a simulator of up to `lanes` States per call, with options o (NULL: the defaults; the
-// integrator must be rk_merson); NULL if not supported, the options are invalid or memory is
-// short. Allocates everything a call needs.
+// a simulator of `lanes` States side by side (8 fill one AVX-512 group), with options o
+// (NULL: the defaults; the integrator must be rk_merson); NULL if not supported, the options
+// are invalid or memory is short. Allocates everything a call needs.
 mbs_batch_sim* mbs_batch_sim_create(const mbs_system* sys, int lanes,
                                     const mbs_simulation_options* o);
 void mbs_batch_sim_destroy(mbs_batch_sim* sim);
@@ -121,7 +122,7 @@ void mbs_batch_sim_destroy(mbs_batch_sim* sim);
 // with mbs_batch_set_isa)
 mbs_batch* mbs_batch_sim_batch(const mbs_batch_sim* sim);
 
-// Simulate states[0..n-1] (1 <= n <= lanes) from their times to t_final, as mbs_simulate with
+// Simulate states[0..n-1] (n >= 1, any count) from their times to t_final, as mbs_simulate with
 // no events would, calling report(sys, state, users[i]) at the report times of lane i (users
 // may be NULL); results[i] and status[i] receive each lane's result and status (the State's
 // error holds its message, as after mbs_simulate). Returns MBS_OK when every lane succeeded,

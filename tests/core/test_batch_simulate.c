@@ -1,6 +1,7 @@
 // Batched simulation (batch.h, mbs_batch_simulate) against mbs_simulate, State by State: random
 // trees of every supported mobilizer with random joint frames, springs, dampers, gravity and
-// per-State parameters and initial conditions, 1..11 States per call (partial SIMD groups),
+// per-State parameters and initial conditions, 1..11 States per call (partial SIMD groups; up
+// to 11 States on 3 lanes, each lane taking the next State when its own ends),
 // under every instruction set this CPU runs; every report (time, q, u) and the final State
 // agree to 1e-12 relative, and so do the step counts. Also: reports after every step, a
 // failing lane among good ones, a lane stopped by its report function, the step limit, the
@@ -36,7 +37,8 @@ static int record(const mbs_system* sys, mbs_state* st, void* user) {
     double* p = r->v + (size_t)r->n * (size_t)(1 + r->ny);
     p[0] = mbs_state_time(st);
     memcpy(p + 1, mbs_state_q(st), (size_t)mbs_system_nq(sys) * sizeof(double));
-    memcpy(p + 1 + mbs_system_nq(sys), mbs_state_u(st), (size_t)mbs_system_nu(sys) * sizeof(double));
+    memcpy(p + 1 + mbs_system_nq(sys), mbs_state_u(st),
+           (size_t)mbs_system_nu(sys) * sizeof(double));
   }
   r->n++;
   return r->stop_after > 0 && r->n >= r->stop_after;
@@ -180,7 +182,8 @@ static void test_agreement(void) {
       mbs_simulation_options_default(&o);
       o.integ.accuracy = shape % 2 ? 1e-4 : 1e-7;
       o.report_interval = shape == 3 ? 0 : 0.05;  // shape 3: a report after every step
-      mbs_batch_sim* bs = mbs_batch_sim_create(sys, MAXLANE, &o);
+      // shapes 1 and 3: 3 lanes for up to 11 States (lanes take the next State as theirs end)
+      mbs_batch_sim* bs = mbs_batch_sim_create(sys, shape % 2 ? 3 : MAXLANE, &o);
       EXPECT_TRUE(bs != NULL);
       if (!bs) {
         mbs_system_destroy(sys);
@@ -263,13 +266,15 @@ static void test_refused(void) {
   EXPECT_TRUE(mbs_batch_sim_create(sys, 4, &o) == NULL);
   mbs_simulation_options_default(&o);
   mbs_batch_sim* bs = mbs_batch_sim_create(sys, 2, &o);
-  mbs_state* st[3] = {mbs_state_create(sys), mbs_state_create(sys), mbs_state_create(sys)};
+  mbs_state* st[3] = {mbs_state_create(sys), mbs_state_create(sys), NULL};
   mbs_simulation_result res[3];
   int status[3];
   EXPECT_EQ_INT(mbs_batch_simulate(bs, sys, st, 3, 1.0, NULL, NULL, res, status),
-                MBS_ERR_ARGUMENT);  // more States than lanes
+                MBS_ERR_ARGUMENT);  // a NULL State
+  EXPECT_EQ_INT(mbs_batch_simulate(bs, sys, st, 0, 1.0, NULL, NULL, res, status),
+                MBS_ERR_ARGUMENT);
   mbs_batch_sim_destroy(bs);
-  for (int i = 0; i < 3; i++) mbs_state_destroy(st[i]);
+  for (int i = 0; i < 2; i++) mbs_state_destroy(st[i]);
   mbs_system_destroy(sys);
 }
 
