@@ -15,8 +15,9 @@ scheduler.c, journal.c, merge.c):
   `omp critical(mbs_mpi)`: a thread holds it for its whole round trip.
   mbstudy's protocol (since 2026-11-28) is policy guided1 with --count-done chunk: a thread
   sizes its chunk c = clamp((end - seen) / (4 x ranks x threads), 1, 64) from `seen`, its own
-  last view of the counter (the start its previous fetch-and-add returned + that request's c;
-  the batch's first sample at first), and takes it with ONE request (the MPI_SUM of c); after
+  estimate of the counter (the start its previous fetch-and-add returned + W times that
+  request's c, W = ranks x threads: every worker takes about one chunk meanwhile; the batch's
+  first sample at first), and takes it with ONE request (the MPI_SUM of c); after
   the chunk's last sample it makes one more request, the progress count of the chunk's samples
   (mbs_scheduler_count_done): two requests per chunk, and each thread's last fetch-and-add of
   a batch (the one past the end) alone. Before 2026-11-28 it was policy guided with
@@ -42,9 +43,9 @@ scheduler.c, journal.c, merge.c):
   node_ranks ranks, the output in node parts, the end tail shared).
 
 Policies: static (contiguous blocks), roundrobin, dynamic:K (fixed chunks of K, one request
-per chunk), guided1 (mbstudy's since 2026-11-28, scheduler.c: the formula on the thread's last
-view, start + c of its previous fetch-and-add: one request per chunk), guided (mbstudy's before
-2026-11-28: the same formula on an MPI_NO_OP read of the counter, two requests per chunk), and
+per chunk), guided1 (mbstudy's since 2026-11-28, scheduler.c: the formula on the thread's
+estimate of the counter, start + W c of its previous fetch-and-add, W the workers: one request
+per chunk), guided (mbstudy's before 2026-11-28: the same formula on an MPI_NO_OP read of the counter, two requests per chunk), and
 hier (the proposed two-level counter: a pool per node of node_ranks ranks in shared memory,
 refilled from rank 0 by guided node chunks, prefetched; the progress count kept per node).
 `--count-done chunk|sample|none`: the progress request once per completed chunk (mbstudy since
@@ -246,7 +247,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
     nreq = 0
     nread = nfetch = ndone = 0
     dynamic = kind in ("guided", "guided1", "dynamic")
-    first_kind = READ if kind == "guided" else ADD   # guided1: seen = its last start + c
+    first_kind = READ if kind == "guided" else ADD   # guided1: seen = its last start + W c
     # the rank lock (omp critical(mbs_mpi)): with T > 1, DEPART events (negative codes)
     pending = [False] * P           # a holder whose request has not reached rank 0 yet
     release = [-math.inf] * P       # when the holder's response comes back
@@ -348,7 +349,7 @@ def run_batch(dur, prefix, first, end, t0, P, T, policy, M, log=None, check=Fals
             if log is not None:
                 log.append((w, st, c, seenw[w] if kind != "dynamic" else None))
             if kind == "guided1":
-                seenw[w] = st + c
+                seenw[w] = st + c * W
             if st >= end:
                 finish[w] = resp
                 continue
@@ -1069,7 +1070,7 @@ PROTOCOLS = {"guided1+chunk": "mbstudy since 2026-11-28",
 
 MODEL_NOTE = (
     "modelled: rank 0's MPI fetch-and-add counter (round trip L, FIFO service s, omp critical "
-    "per rank; guided1 = scheduler.c's formula on the thread's last start + c, 1 request per "
+    "per rank; guided1 = scheduler.c's formula on the thread's last start + W c, 1 request per "
     "chunk (mbstudy since 2026-11-28), guided = the formula on an MPI_NO_OP read, 2 requests "
     "per chunk (before); the progress request once per chunk when count_done=chunk (mbstudy "
     "since 2026-11-28), per sample when sample (before)); per-thread journal appends (j per "

@@ -34,9 +34,8 @@ void mbs_scheduler_reset(mbs_scheduler* s, long first) {
 
 void mbs_scheduler_next(mbs_scheduler* s, long end, long* seen, long* start, long* count) {
   const long nworkers = (long)s->nranks * s->nthreads;
-  // guided: a quarter of an even share of what is left, at least 1, at most 64, from the
-  // counter's value this thread saw last (one request per chunk; the others' takes since
-  // then only make this chunk a little larger than the formula's)
+  // guided: a quarter of an even share of what is left, at least 1, at most 64, from this
+  // thread's estimate of the counter (one request per chunk, no read)
   long c = (end - *seen) / (4 * nworkers);
   if (c < 1) c = 1;
   if (c > 64) c = 64;
@@ -49,7 +48,10 @@ void mbs_scheduler_next(mbs_scheduler* s, long end, long* seen, long* start, lon
   } else {
     *start = __atomic_fetch_add(&s->local_next, c, __ATOMIC_RELAXED);
   }
-  *seen = *start + c;
+  // the estimate for the next chunk: while this thread works on its chunk, each of the others
+  // takes about one of the same size (taking only its own, start + c, would lag the counter
+  // by the others' takes and keep the last chunks of a large run too large)
+  *seen = *start + c * nworkers;
   if (*start + c > end) c = end - *start;
   *count = c > 0 ? c : 0;
 }

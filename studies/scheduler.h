@@ -22,8 +22,9 @@ void mbs_scheduler_open(mbs_scheduler* s, int use_mpi, int nthreads);
 // announced to the other ranks, when no thread takes work
 void mbs_scheduler_reset(mbs_scheduler* s, long first);
 // the next chunk [*start, *start + *count) of the batch ending at `end`; *start >= end: none.
-// *seen: the calling thread's last view of the counter (the batch's first sample before its
-// first chunk), which sizes the chunk without a read of the counter; updated.
+// *seen: the calling thread's estimate of the counter (the batch's first sample before its
+// first chunk), which sizes the chunk without a read of the counter; updated to the start of
+// the chunk plus every worker's share of one chunk of its size.
 void mbs_scheduler_next(mbs_scheduler* s, long end, long* seen, long* start, long* count);
 // add to the completed samples of this run (called once per chunk); the new total over all
 // ranks (approximately, for progress)

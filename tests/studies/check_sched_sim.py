@@ -156,7 +156,8 @@ for P, T, N in [(4, 2, 3000), (16, 1, 20000), (3, 3, 500)]:
         P, T, N, len(log), runs([min(c, N - st) for _, st, c, _ in log if st < N])))
 check(ok, "guided with many workers: every chunk = formula(end, value read), taken in counter order")
 # guided1 (scheduler.c since 2026-11-28): no read; a thread's `seen` is the start its previous
-# fetch-and-add returned + that request's c (the batch's first sample before its first one)
+# fetch-and-add returned + that request's c times the workers (the batch's first sample before
+# its first one)
 ok = True
 for P, T, first, N, cd in [(4, 2, 0, 3000, "chunk"), (16, 1, 100, 20000, "chunk"),
                            (3, 3, 7, 500, "sample"), (64, 4, 0, 5000, "none")]:
@@ -170,14 +171,14 @@ for P, T, first, N, cd in [(4, 2, 0, 3000, "chunk"), (16, 1, 100, 20000, "chunk"
     counter, last = first, {}
     for w, st, c, seen in log:
         ok &= (st == counter and seen == last.get(w, first) and
-               c == c_guided(first + N, seen, P * T) and seen <= st)
-        last[w] = st + c
+               c == c_guided(first + N, seen, P * T))
+        last[w] = st + c * P * T
         counter += c
     ok &= sorted(w for w, st, _, _ in log if st >= first + N) == list(range(P * T))
     print("     guided1 P=%d T=%d [%d, %d) count-done %s: %d fetch-and-adds (%d past the end): %s"
           % (P, T, first, first + N, cd, len(log), P * T,
              runs([min(c, first + N - st) for _, st, c, _ in log if st < first + N])))
-check(ok, "guided1: every chunk = formula(end, seen), seen = the thread's previous start + c "
+check(ok, "guided1: every chunk = formula(end, seen), seen = the thread's previous start + W c "
       "(the batch's first at first), taken in counter order; one last fetch-and-add per thread")
 
 # 4. every policy takes every sample once (heterogeneous times, latency, threads, batches)
