@@ -13,7 +13,7 @@ import sys
 import time
 
 SPEC = """model: double_pendulum
-simulation: {duration: 2, accuracy: 1.0e-7, output_interval: 0.01}
+simulation: {duration: DURATION, accuracy: 1.0e-7, output_interval: INTERVAL}
 parameters:
   - {path: /bodyset/rod1/mass, distribution: {type: uniform, low: 1, high: 2}}
   - {path: /bodyset/rod2/mass, distribution: {type: uniform, low: 1, high: 2}}
@@ -54,11 +54,12 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 
-    def spec(name, count, out):
+    def spec(name, count, out, duration=2, interval=0.01):
         p = os.path.join(work, name)
         with open(p, "w") as f:
             f.write(SPEC.replace("COUNT", str(count)).replace("OUT", out)
-                    .replace("SEGMENT", str(SEGMENT)))
+                    .replace("SEGMENT", str(SEGMENT)).replace("DURATION", str(duration))
+                    .replace("INTERVAL", str(interval)))
         return p
 
     def same(a, b, what):
@@ -104,14 +105,23 @@ def main():
     s = spec("study.yaml", n, "ref.h5")
     r = subprocess.run([mbs, "run", s, "--quiet"], cwd=work, capture_output=True, text=True)
     check(r.returncode == 0, f"the reference run ({r.stderr.strip()})")
-    runs = [(signal.SIGKILL, "kill", []), (signal.SIGTERM, "term", [])]
+    runs = [(signal.SIGKILL, "kill", [], s, ref), (signal.SIGTERM, "term", [], s, ref)]
     if mpiexec:
-        runs.append((signal.SIGTERM, "term_2ranks", [mpiexec, "-n", "2", "--oversubscribe"]))
-    for sig, name, launcher in runs:
+        # mpiexec passes a SIGTERM on to its ranks about a second later (Open MPI 4.1), about
+        # the time the study above takes on two ranks: a study of about 5 s of work on two
+        # cores, with its own reference
+        ref2 = os.path.join(work, "ref_2ranks.h5")
+        s2 = spec("study_2ranks.yaml", 6000, "ref_2ranks.h5", duration=6, interval=0.05)
+        r = subprocess.run([mbs, "run", s2, "--quiet"], cwd=work, capture_output=True,
+                           text=True)
+        check(r.returncode == 0, f"the reference run on one rank ({r.stderr.strip()})")
+        runs.append((signal.SIGTERM, "term_2ranks", [mpiexec, "-n", "2", "--oversubscribe"],
+                     s2, ref2))
+    for sig, name, launcher, study, reference in runs:
         out = os.path.join(work, f"{name}.h5")
         stops, pruned_seen = 0, 0
         for attempt in range(6):
-            args = launcher + [mbs, "run", s, "--quiet", "--output", out] + (
+            args = launcher + [mbs, "run", study, "--quiet", "--output", out] + (
                 ["--resume"] if attempt else [])
             p = subprocess.Popen(args, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
@@ -132,12 +142,12 @@ def main():
             if p.returncode == 0:
                 break
         if not os.path.exists(out):
-            r = subprocess.run([mbs, "run", s, "--quiet", "--output", out, "--resume"], cwd=work,
-                               capture_output=True, text=True)
+            r = subprocess.run([mbs, "run", study, "--quiet", "--output", out, "--resume"],
+                               cwd=work, capture_output=True, text=True)
             check(r.returncode == 0, f"{name}: the last resume ({r.stderr.strip()})")
         check(stops >= 2 and pruned_seen >= 2,
               f"{name}: stopped {stops} times after journals were deleted ({pruned_seen})")
-        same(ref, out, f"{name}: stopped {stops} times and resumed")
+        same(reference, out, f"{name}: stopped {stops} times and resumed")
 
     # a mark whose file is damaged: the resume says so and computes those samples again
     out = os.path.join(work, "damaged.h5")
