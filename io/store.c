@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "h5_util.h"
+#include "pselect.h"
 
 #define STORE_KIB 1024L
 #define STORE_MIB (1024L * 1024L)
@@ -48,7 +49,7 @@
 #define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
 #define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
 #define CHECKPOINT_BYTES (64 * STORE_MIB)      // trajectories of one checkpoint interval, at most
-#define PERCENTILE_MEMORY (256 * STORE_MIB)    // column buffer at close (see FORMAT.md)
+#define PERCENTILE_MEMORY (8 * STORE_MIB)      // percentile memory at close (FORMAT.md)
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
 #define DEFLATE_LEVEL 1
@@ -1766,6 +1767,61 @@ static size_t percentile_budget(void) {
   return (size_t)PERCENTILE_MEMORY;
 }
 
+// Percentiles of every column of `src` (as column_percentiles) in memory independent of the
+// number of samples: the data is read again for each pass of the selection (pselect.h).
+static int column_percentiles_select(mbs_store* s, hid_t src, int rank, long rows, int nframes,
+                                     int ncomp, const uint8_t* ok, hid_t out, const char* name,
+                                     size_t budget, mbs_error* err) {
+  const char* path = s->path;
+  int rc = 0;
+  const long m = (long)nframes * ncomp;
+  mbs_pselect* sel = mbs_pselect_create(m, s->pct, s->npct, 0, budget);
+  double* rbuf = malloc((size_t)rows * (size_t)m * sizeof(double));
+  double* obuf = malloc((size_t)s->npct * (size_t)m * sizeof(double));
+  hid_t fs = -1, ms = -1;
+  NOMEM(sel);
+  NOMEM(rbuf);
+  NOMEM(obuf);
+  int more;
+  while ((more = mbs_pselect_begin_pass(sel)) == 1) {
+    for (long s0 = 0; s0 < s->nsamples; s0 += rows) {
+      const long rn = s->nsamples - s0 < rows ? s->nsamples - s0 : rows;
+      long any = 0;
+      for (long r = 0; r < rn && !any; r++) any = ok[s0 + r];
+      if (!any) continue;
+      hsize_t start[3] = {(hsize_t)s0, 0, 0};
+      hsize_t count[3] = {(hsize_t)rn, (hsize_t)nframes, (hsize_t)ncomp};
+      H5TRY(fs = H5Dget_space(src), "get the dataspace of '%s'", name);
+      H5TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), "select in '%s'",
+            name);
+      H5TRY(ms = H5Screate_simple(rank, count, NULL), "make a memory dataspace");
+      H5TRY(H5Dread(src, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, rbuf),
+            "read '%s' back for percentiles", name);
+      mbs_h5_close(&fs, H5Sclose);
+      mbs_h5_close(&ms, H5Sclose);
+      for (long r = 0; r < rn; r++)
+        if (ok[s0 + r]) mbs_pselect_row(sel, rbuf + (size_t)r * (size_t)m, 1);
+    }
+    if (mbs_pselect_end_pass(sel) != 0) break;
+  }
+  if (more != 0) {
+    rc = MBS_FAIL(err, MBS_ERR_NO_MEMORY, path, "%s: out of memory for the percentiles of '%s'",
+                  path, name);
+    goto done;
+  }
+  mbs_pselect_result(sel, obuf, (size_t)m);
+  H5TRY(fs = H5Dget_space(out), "get the dataspace of the percentiles of '%s'", name);
+  H5TRY(H5Dwrite(out, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, obuf),
+        "write the percentiles of '%s'", name);
+done:
+  mbs_h5_close(&fs, H5Sclose);
+  mbs_h5_close(&ms, H5Sclose);
+  mbs_pselect_free(sel);
+  free(rbuf);
+  free(obuf);
+  return rc;
+}
+
 // Percentiles of every (frame, component) column of `src` (rank 3: samples x nframes x ncomp,
 // or rank 1: samples) over the samples marked ok, NaN values skipped, written to `out`
 // (npct x nframes x ncomp, or npct). Columns are gathered in blocks of frames (and components)
@@ -1777,6 +1833,10 @@ static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int 
   int rc = 0;
   const size_t budget = percentile_budget();
   const long per_col = nok > 0 ? nok : 1;
+  // the good samples of all columns do not fit: select in passes, in bounded memory
+  if ((size_t)per_col * sizeof(double) * (size_t)nframes * (size_t)ncomp > budget)
+    return column_percentiles_select(s, src, rank, rows, nframes, ncomp, ok, out, name, budget,
+                                     err);
   long ncols = (long)(budget / (sizeof(double) * (size_t)per_col));
   if (ncols < 1) ncols = 1;
   long fb, cb;
