@@ -49,7 +49,7 @@
 #define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
 #define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
 #define CHECKPOINT_BYTES (64 * STORE_MIB)      // trajectories of one checkpoint interval, at most
-#define PERCENTILE_MEMORY (8 * STORE_MIB)      // percentile memory at close (FORMAT.md)
+#define PERCENTILE_MEMORY (4 * STORE_MIB)      // percentile memory at close (FORMAT.md)
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
 #define DEFLATE_LEVEL 1
@@ -276,6 +276,7 @@ static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
   hid_t sp = -1, dcpl = -1;
   *out = -1;
   if (rc) return rc;
+  hid_t dapl = -1;
   int empty = 0;
   for (int i = 0; i < rank; i++)
     if (dims[i] == 0) empty = 1;
@@ -292,9 +293,22 @@ static int make_dataset(const char* path, mbs_error* err, hid_t loc, hid_t gcpl,
     H5TRY(H5Pset_fletcher32(dcpl), "set the checksum filter of '%s'", name);
   }
   if (fill) H5TRY(H5Pset_fill_value(dcpl, type, fill), "set the fill value of '%s'", name);
-  H5TRY(*out = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+  if (chunk && !empty) {
+    // a chunk cache of two chunks (at most HDF5's default 1 MiB): samples are written in order,
+    // so only the chunk being filled is ever revisited; the default 1 MiB for every per-sample
+    // dataset would hold ~10 MB of finished chunks in a long study
+    size_t bytes = H5Tget_size(type);
+    for (int i = 0; i < rank; i++) bytes *= (size_t)chunk[i];
+    bytes *= 2;
+    if (bytes > (size_t)STORE_MIB) bytes = (size_t)STORE_MIB;
+    H5TRY(dapl = H5Pcreate(H5P_DATASET_ACCESS), "make access properties for '%s'", name);
+    H5TRY(H5Pset_chunk_cache(dapl, 101, bytes, 1.0), "set the chunk cache of '%s'", name);
+  }
+  H5TRY(*out = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl,
+                          dapl >= 0 ? dapl : H5P_DEFAULT),
         "create dataset '%s'", name);
 done:
+  mbs_h5_close(&dapl, H5Pclose);
   mbs_h5_close(&dcpl, H5Pclose);
   mbs_h5_close(&sp, H5Sclose);
   return rc;
