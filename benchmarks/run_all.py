@@ -651,9 +651,9 @@ def section_memory(args, rep, builds):
             text.append(f"From {peaks[1][0]} to {peaks[-1][0]} samples the peak stays within "
                         f"{min(rest):.1f}–{max(rest):.1f} MB ({max(rest) / min(rest):.2f}×): what "
                         "grows with the study is bounded by constants (the percentiles at close "
-                        "select in passes within a 4 MiB budget, io/FORMAT.md; HDF5's chunk "
-                        "caches hold two chunks per dataset); the smallest study does not fill "
-                        "them. Per sample, rank 0 keeps S bytes of status mask at close and S/8 "
+                        "gather at most 32 MiB, or select in passes within 4 MiB, io/FORMAT.md; "
+                        "HDF5's chunk caches hold two chunks per dataset); the smallest study "
+                        "does not fill them. Per sample, rank 0 keeps S bytes of status mask at close and S/8 "
                         "of done flags (1.1 MB at 10⁶ samples).")
         rep.target("Peak memory per rank independent of sample count",
                    f"{peaks[0][1]:.0f} MB at {peaks[0][0]} samples, {peaks[-1][1]:.0f} MB at "

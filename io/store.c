@@ -49,7 +49,8 @@
 #define MAX_CHUNK_BYTES STORE_MIB              // no trajectory chunk is larger
 #define META_CHUNK_BYTES (64 * STORE_KIB)      // per-sample datasets: chunk length in bytes
 #define CHECKPOINT_BYTES (64 * STORE_MIB)      // trajectories of one checkpoint interval, at most
-#define PERCENTILE_MEMORY (4 * STORE_MIB)      // percentile memory at close (FORMAT.md)
+#define PERCENTILE_MEMORY (32 * STORE_MIB)     // values gathered at close in one pass (FORMAT.md)
+#define SELECT_MEMORY (4 * STORE_MIB)          // beyond: selection in passes, in this much
 #define PERCENTILE_MEMORY_ENV "MBS_STORE_PERCENTILE_MEMORY"
 #define MESSAGE_WIDTH MBS_ERROR_MESSAGE_LEN    // bytes of /status/message
 #define DEFLATE_LEVEL 1
@@ -1849,8 +1850,8 @@ static int column_percentiles(mbs_store* s, hid_t src, int rank, long rows, int 
   const long per_col = nok > 0 ? nok : 1;
   // the good samples of all columns do not fit: select in passes, in bounded memory
   if ((size_t)per_col * sizeof(double) * (size_t)nframes * (size_t)ncomp > budget)
-    return column_percentiles_select(s, src, rank, rows, nframes, ncomp, ok, out, name, budget,
-                                     err);
+    return column_percentiles_select(s, src, rank, rows, nframes, ncomp, ok, out, name,
+                                     budget < SELECT_MEMORY ? budget : SELECT_MEMORY, err);
   long ncols = (long)(budget / (sizeof(double) * (size_t)per_col));
   if (ncols < 1) ncols = 1;
   long fb, cb;
